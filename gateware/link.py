@@ -1,0 +1,304 @@
+"""Host link: SLIP-framed packets with sequence numbers and CRC over the UART.
+
+The packet format is defined in :mod:`rtrig.protocol`; this module is its gateware
+side: :class:`PacketRx` (bytes → checked commands), :class:`CommandUnit` (commands →
+register accesses and responses) and :class:`PacketTx` (packets → escaped bytes).
+"""
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import crc, data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..protocol import SLIP_END, SLIP_ESC, SLIP_ESC_END, SLIP_ESC_ESC, PacketType
+
+__all__ = ["TxPacket", "Command", "PacketRx", "PacketTx", "CommandUnit", "StreamRoundRobin",
+           "MAX_PAYLOAD"]
+
+#: Largest payload of a rig → host packet, bytes.
+MAX_PAYLOAD = 19
+
+
+class TxPacket(data.Struct):
+    """A rig → host packet before framing: type, payload length and payload bytes."""
+    type: 8
+    length: 5
+    payload: MAX_PAYLOAD * 8
+
+
+class Command(data.Struct):
+    """A checked host → rig request."""
+    type: 8
+    seq: 8
+    addr: 16
+    value: 32        #: WRITE: the value; READ: the count in bits 0..15
+
+
+def _crc16():
+    return crc.catalog.CRC16_XMODEM(data_width=8).create()
+
+
+class PacketRx(wiring.Component):
+    """Decodes SLIP-framed host packets and checks length, type and CRC.
+
+    Members
+    -------
+    bytes_in : In(stream.Signature(8))
+    cmd : Out(stream.Signature(Command))
+        Good WRITE/READ requests; decoding waits while a command is not taken.
+    errors : Out(32)
+        Packets dropped (bad CRC, bad escape, wrong length for the type, unknown type).
+    clear : In(1)
+    """
+
+    bytes_in: In(stream.Signature(8))
+    cmd: Out(stream.Signature(Command))
+    errors: Out(32)
+    clear: In(1)
+
+    BODY = 10   # the longest request body: type, seq, 6 payload bytes, 2 CRC bytes
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.crc = crc_ = _crc16()
+        buf = Signal(self.BODY * 8)
+        count = Signal(range(self.BODY + 2))
+        esc = Signal()
+        bad = Signal()
+        err = Signal()
+
+        b = self.bytes_in.payload
+        m.d.comb += self.bytes_in.ready.eq(~self.cmd.valid)
+        byte = Signal(8)
+        store = Signal()
+        with m.If(self.bytes_in.valid & self.bytes_in.ready):
+            with m.If(b == SLIP_END):
+                with m.If(count != 0):
+                    ptype = buf[0:8]
+                    good_len = Mux(ptype == PacketType.WRITE, count == 10,
+                                   Mux(ptype == PacketType.READ, count == 8, 0))
+                    with m.If(~bad & ~esc & good_len & crc_.match_detected):
+                        m.d.sync += [
+                            self.cmd.valid.eq(1),
+                            self.cmd.payload.type.eq(ptype),
+                            self.cmd.payload.seq.eq(buf[8:16]),
+                            self.cmd.payload.addr.eq(buf[16:32]),
+                            self.cmd.payload.value.eq(
+                                Mux(ptype == PacketType.WRITE, buf[32:64], buf[32:48])),
+                        ]
+                    with m.Else():
+                        m.d.comb += err.eq(1)
+                m.d.sync += [count.eq(0), esc.eq(0), bad.eq(0)]
+            with m.Elif(esc):
+                m.d.sync += esc.eq(0)
+                with m.If(b == SLIP_ESC_END):
+                    m.d.comb += [byte.eq(SLIP_END), store.eq(1)]
+                with m.Elif(b == SLIP_ESC_ESC):
+                    m.d.comb += [byte.eq(SLIP_ESC), store.eq(1)]
+                with m.Else():
+                    m.d.sync += bad.eq(1)
+            with m.Elif(b == SLIP_ESC):
+                m.d.sync += esc.eq(1)
+            with m.Else():
+                m.d.comb += [byte.eq(b), store.eq(1)]
+        with m.If(store & ~bad):
+            with m.If(count == self.BODY + 1):
+                m.d.sync += bad.eq(1)
+            with m.Else():
+                m.d.sync += count.eq(count + 1)
+                m.d.comb += [crc_.valid.eq(1), crc_.data.eq(byte), crc_.start.eq(count == 0)]
+                with m.Switch(count):
+                    for i in range(self.BODY):
+                        with m.Case(i):
+                            m.d.sync += buf[i * 8:(i + 1) * 8].eq(byte)
+        with m.If(self.cmd.valid & self.cmd.ready):
+            m.d.sync += self.cmd.valid.eq(0)
+        with m.If(self.clear):
+            m.d.sync += self.errors.eq(0)
+        with m.Elif(err):
+            m.d.sync += self.errors.eq(self.errors + 1)
+        return m
+
+
+class CommandUnit(wiring.Component):
+    """Executes register requests and queues their responses.
+
+    Members
+    -------
+    cmd : In(stream.Signature(Command))
+    resp : Out(stream.Signature(TxPacket))
+        WRITE_ACK / READ_DATA packets (payload: req_seq, addr, value).
+    addr, w_en, w_data, r_en : Out
+        Register file port; ``r_data`` is valid the cycle after ``r_en``.
+    r_data : In(32)
+    """
+
+    cmd: In(stream.Signature(Command))
+    resp: Out(stream.Signature(TxPacket))
+    addr: Out(16)
+    w_en: Out(1)
+    w_data: Out(32)
+    r_en: Out(1)
+    r_data: In(32)
+
+    def elaborate(self, platform):
+        m = Module()
+        c = Signal(Command)
+        remaining = Signal(16)
+        value = Signal(32)
+        rtype = Signal(8)
+        m.d.comb += [self.addr.eq(c.addr), self.w_data.eq(c.value)]
+        m.d.comb += [
+            self.resp.payload.type.eq(rtype),
+            self.resp.payload.length.eq(7),
+            self.resp.payload.payload.eq(Cat(c.seq, c.addr, value)),
+        ]
+        with m.FSM():
+            with m.State("IDLE"):
+                m.d.comb += self.cmd.ready.eq(1)
+                with m.If(self.cmd.valid):
+                    m.d.sync += c.eq(self.cmd.payload)
+                    with m.If(self.cmd.payload.type == PacketType.WRITE):
+                        m.next = "WRITE"
+                    with m.Else():
+                        m.d.sync += remaining.eq(self.cmd.payload.value[:16])
+                        m.next = "READ"
+            with m.State("WRITE"):
+                m.d.comb += self.w_en.eq(1)
+                m.d.sync += [value.eq(c.value), rtype.eq(PacketType.WRITE_ACK)]
+                m.next = "RESPOND"
+            with m.State("READ"):
+                with m.If(remaining == 0):
+                    m.next = "IDLE"
+                with m.Else():
+                    m.d.comb += self.r_en.eq(1)
+                    m.d.sync += [remaining.eq(remaining - 1), rtype.eq(PacketType.READ_DATA)]
+                    m.next = "READ_WAIT"
+            with m.State("READ_WAIT"):
+                m.d.sync += value.eq(self.r_data)
+                m.next = "RESPOND"
+            with m.State("RESPOND"):
+                m.d.comb += self.resp.valid.eq(1)
+                with m.If(self.resp.ready):
+                    with m.If(rtype == PacketType.READ_DATA):
+                        m.next = "SETTLE"
+                    with m.Else():
+                        m.next = "IDLE"
+            with m.State("SETTLE"):
+                # One spare cycle so a read side effect (address auto-increment of a
+                # memory window) settles before the next read of the same address.
+                m.next = "READ"
+        return m
+
+
+class StreamRoundRobin(wiring.Component):
+    """Round-robin merge of ``n`` streams of one shape (one beat = one packet)."""
+
+    def __init__(self, shape, n):
+        self.n = n
+        super().__init__({
+            **{f"i{k}": In(stream.Signature(shape)) for k in range(n)},
+            "out": Out(stream.Signature(shape)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        sel = Signal(range(self.n))
+        ins = [getattr(self, f"i{k}") for k in range(self.n)]
+        with m.Switch(sel):
+            for k, s in enumerate(ins):
+                with m.Case(k):
+                    m.d.comb += [self.out.valid.eq(s.valid), self.out.payload.eq(s.payload),
+                                 s.ready.eq(self.out.ready)]
+        with m.If(~self.out.valid | self.out.ready):
+            m.d.sync += sel.eq(Mux(sel == self.n - 1, 0, sel + 1))
+        return m
+
+
+class PacketTx(wiring.Component):
+    """Frames packets: type, sequence number, payload, CRC, SLIP escaping, END.
+
+    Members
+    -------
+    pkt : In(stream.Signature(TxPacket))
+    bytes_out : Out(stream.Signature(8))
+    seq : Out(8)
+        Sequence number of the next packet.
+    """
+
+    pkt: In(stream.Signature(TxPacket))
+    bytes_out: Out(stream.Signature(8))
+    seq: Out(8)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.crc = crc_ = _crc16()
+        length = Signal(5)
+        shreg = Signal(MAX_PAYLOAD * 8)
+        ptype = Signal(8)
+        phase = Signal(range(MAX_PAYLOAD + 6))
+        esc_sent = Signal()
+
+        raw = Signal(8)
+        is_body = Signal()
+        is_end = Signal()
+        m.d.comb += [
+            is_body.eq(phase < length + 2),
+            is_end.eq(phase == length + 4),
+        ]
+        with m.If(phase == 0):
+            m.d.comb += raw.eq(ptype)
+        with m.Elif(phase == 1):
+            m.d.comb += raw.eq(self.seq)
+        with m.Elif(is_body):
+            m.d.comb += raw.eq(shreg[:8])
+        with m.Elif(phase == length + 2):
+            m.d.comb += raw.eq(crc_.crc[8:16])
+        with m.Elif(phase == length + 3):
+            m.d.comb += raw.eq(crc_.crc[0:8])
+        with m.Else():
+            m.d.comb += raw.eq(SLIP_END)
+
+        special = Signal()
+        m.d.comb += special.eq(~is_end & ((raw == SLIP_END) | (raw == SLIP_ESC)))
+        with m.If(special & ~esc_sent):
+            m.d.comb += self.bytes_out.payload.eq(SLIP_ESC)
+        with m.Elif(special):
+            m.d.comb += self.bytes_out.payload.eq(Mux(raw == SLIP_END, SLIP_ESC_END,
+                                                      SLIP_ESC_ESC))
+        with m.Else():
+            m.d.comb += self.bytes_out.payload.eq(raw)
+
+        with m.FSM():
+            with m.State("IDLE"):
+                m.d.comb += self.pkt.ready.eq(1)
+                with m.If(self.pkt.valid):
+                    m.d.sync += [
+                        ptype.eq(self.pkt.payload.type),
+                        length.eq(self.pkt.payload.length),
+                        shreg.eq(self.pkt.payload.payload),
+                        phase.eq(0),
+                        esc_sent.eq(0),
+                    ]
+                    m.next = "SEND"
+            with m.State("SEND"):
+                m.d.comb += self.bytes_out.valid.eq(1)
+                with m.If(self.bytes_out.ready):
+                    with m.If(special & ~esc_sent):
+                        m.d.sync += esc_sent.eq(1)
+                    with m.Else():
+                        m.d.sync += [esc_sent.eq(0), phase.eq(phase + 1)]
+                        with m.If(is_body):
+                            m.d.comb += [crc_.valid.eq(1), crc_.data.eq(raw),
+                                         crc_.start.eq(phase == 0)]
+                        with m.If((phase >= 2) & is_body):
+                            m.d.sync += shreg.eq(shreg >> 8)
+                        with m.If(is_end):
+                            m.d.sync += self.seq.eq(self.seq + 1)
+                            m.next = "IDLE"
+                        with m.Elif(phase == length + 1):
+                            m.next = "CRC_SETTLE"
+            with m.State("CRC_SETTLE"):
+                # The CRC register holds the last body byte from the next cycle on.
+                m.next = "SEND"
+        return m
+

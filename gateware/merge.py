@@ -1,0 +1,87 @@
+"""Merge record sources that cannot wait into one stream, counting what is lost."""
+
+from amaranth import Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["RecordMerger"]
+
+
+class RecordMerger(wiring.Component):
+    """Collects records from ``n`` fire-and-forget sources into one stream.
+
+    Each source offers a record with a one-cycle ``valid`` strobe and cannot be held
+    up; it lands in a one-record holding register. A round-robin arbiter moves held
+    records to ``out``. A record that finds its source's holding register still full
+    is dropped and counted in ``overflow``: nothing is lost silently.
+
+    Members
+    -------
+    valid : In(n)
+        Per source: a record is offered this cycle.
+    payload : In(ArrayLayout(shape, n))
+        Per source: the record.
+    out : Out(stream.Signature(shape))
+    overflow : Out(32)
+        Records dropped since ``clear``.
+    clear : In(1)
+    """
+
+    def __init__(self, shape, n):
+        from amaranth.lib.data import ArrayLayout
+        self.n = n
+        self.shape = shape
+        super().__init__({
+            "valid": In(n),
+            "payload": In(ArrayLayout(shape, n)),
+            "out": Out(stream.Signature(shape)),
+            "overflow": Out(32),
+            "clear": In(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self.n
+        full = Signal(n)
+        held = [Signal(self.shape, name=f"held{i}") for i in range(n)]
+        sel = Signal(range(n))
+
+        taken = Signal(n)
+        m.d.comb += [
+            self.out.valid.eq(full.bit_select(sel, 1)),
+        ]
+        with m.Switch(sel):
+            for i in range(n):
+                with m.Case(i):
+                    m.d.comb += self.out.payload.eq(held[i])
+        with m.If(self.out.valid & self.out.ready):
+            m.d.comb += taken.eq(1 << sel)
+        # Move to the next source when the current one has nothing or was just taken.
+        with m.If(~self.out.valid | self.out.ready):
+            with m.If(sel == n - 1):
+                m.d.sync += sel.eq(0)
+            with m.Else():
+                m.d.sync += sel.eq(sel + 1)
+
+        lost = Signal(range(n + 1))
+        lost_terms = []
+        for i in range(n):
+            with m.If(self.valid[i]):
+                with m.If(full[i] & ~taken[i]):
+                    lost_terms.append(Signal(name=f"lost{i}"))
+                    m.d.comb += lost_terms[-1].eq(1)
+                with m.Else():
+                    m.d.sync += held[i].eq(self.payload[i])
+                    m.d.sync += full[i].eq(1)
+            with m.Elif(taken[i]):
+                m.d.sync += full[i].eq(0)
+        if lost_terms:
+            total = 0
+            for s in lost_terms:
+                total = total + s
+            m.d.comb += lost.eq(total)
+        with m.If(self.clear):
+            m.d.sync += self.overflow.eq(0)
+        with m.Else():
+            m.d.sync += self.overflow.eq(self.overflow + lost)
+        return m

@@ -1,0 +1,146 @@
+"""Stimulus generator: the interrupt pulses the rig drives into the target."""
+
+from amaranth import Cat, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["StimulusGenerator", "lfsr32_next"]
+
+#: Galois LFSR x^32 + x^22 + x^2 + x + 1 (maximal length), shifted right.
+LFSR_TAPS = 0x80200003
+
+
+def lfsr32_next(state):
+    """One step of the jitter LFSR (Python reference of the gateware)."""
+    lsb = state & 1
+    state >>= 1
+    if lsb:
+        state ^= LFSR_TAPS
+    return state
+
+
+class StimulusGenerator(wiring.Component):
+    """Generates STIM0/STIM1 pulse trains, in the ``sync`` domain.
+
+    Pulse ``k`` of STIM0 rises ``period + r_k`` ticks after pulse ``k-1`` (``r_k`` is
+    drawn uniformly from ``0..jitter`` by rejection sampling on a 32-bit LFSR) and stays
+    high ``high`` ticks. STIM1, when enabled, rises ``offset`` ticks after STIM0 and
+    stays high ``high`` ticks. Outputs are registered: a pulse started by ``start`` in
+    cycle ``c`` is high from cycle ``c + 1``.
+
+    Members
+    -------
+    period, high, count, jitter, offset, seed : In(32)
+        Settings in ticks (``count`` in pulses, 0 = until ``stop``). Sampled while
+        running; the host changes them only while stopped. Needs ``1 <= high < period``
+        and ``offset + high < period`` (the host checks).
+    stim1_en : In(1)
+    start : In(1)
+        Pulse: begin a pulse train (ignored while running).
+    stop : In(1)
+        Pulse: issue no further rising edge; a pulse in progress completes.
+    stim0, stim1 : Out(1)
+        The outputs (registered).
+    running : Out(1)
+        High from ``start`` until the last pulse of both outputs has fallen.
+    pulses : Out(32)
+        STIM0 rising edges since the last ``start``.
+    """
+
+    period: In(32)
+    high: In(32)
+    count: In(32)
+    jitter: In(32)
+    offset: In(32)
+    seed: In(32)
+    stim1_en: In(1)
+    start: In(1)
+    stop: In(1)
+    stim0: Out(1)
+    stim1: Out(1)
+    running: Out(1)
+    pulses: Out(32)
+
+    def elaborate(self, platform):
+        m = Module()
+
+        issuing = Signal()        # may still issue rising edges
+        to_rise = Signal(32)      # ticks until the next STIM0 rising edge decision
+        hcnt0 = Signal(32)
+        hcnt1 = Signal(32)
+        o_pending = Signal()
+        ocnt = Signal(32)
+
+        # Jitter: draw the next extra delay ahead of time by rejection sampling.
+        lfsr = Signal(32, init=1)
+        mask = Signal(32)
+        smear = self.jitter
+        for s in (1, 2, 4, 8, 16):
+            smear = smear | (smear >> s)
+        m.d.comb += mask.eq(smear)
+        lfsr_next = Signal(32)
+        m.d.comb += lfsr_next.eq(Cat(lfsr[1:], 0) ^ (LFSR_TAPS * lfsr[0]))
+        r_next = Signal(32)
+        r_valid = Signal()
+        cand = Signal(32)
+        m.d.comb += cand.eq(lfsr_next & mask)
+        with m.If(~r_valid):
+            m.d.sync += lfsr.eq(lfsr_next)
+            with m.If(cand <= self.jitter):
+                m.d.sync += [r_next.eq(cand), r_valid.eq(1)]
+
+        rise = Signal()
+        m.d.comb += rise.eq(issuing & (to_rise == 0))
+
+        with m.If(self.start & ~self.running):
+            m.d.sync += [
+                issuing.eq(1),
+                to_rise.eq(0),
+                self.pulses.eq(0),
+                lfsr.eq(self.seed),
+                r_valid.eq(0),
+                self.running.eq(1),
+            ]
+        with m.Elif(rise):
+            m.d.sync += [
+                self.stim0.eq(1),
+                hcnt0.eq(self.high - 1),
+                to_rise.eq(self.period + r_next - 1),
+                r_valid.eq(0),
+                self.pulses.eq(self.pulses + 1),
+            ]
+            with m.If(self.stop | ((self.count != 0) & (self.pulses + 1 == self.count))):
+                m.d.sync += issuing.eq(0)
+            with m.If(self.stim1_en):
+                with m.If(self.offset == 0):
+                    m.d.sync += [self.stim1.eq(1), hcnt1.eq(self.high - 1)]
+                with m.Else():
+                    m.d.sync += [o_pending.eq(1), ocnt.eq(self.offset - 1)]
+        with m.Else():
+            with m.If(issuing & (to_rise != 0)):
+                m.d.sync += to_rise.eq(to_rise - 1)
+            with m.If(self.stop):
+                m.d.sync += issuing.eq(0)
+
+        with m.If(self.stim0 & ~rise):
+            with m.If(hcnt0 == 0):
+                m.d.sync += self.stim0.eq(0)
+            with m.Else():
+                m.d.sync += hcnt0.eq(hcnt0 - 1)
+
+        with m.If(o_pending & ~rise):
+            with m.If(ocnt == 0):
+                m.d.sync += [o_pending.eq(0), self.stim1.eq(1), hcnt1.eq(self.high - 1)]
+            with m.Else():
+                m.d.sync += ocnt.eq(ocnt - 1)
+        with m.If(self.stim1 & ~(o_pending & (ocnt == 0)) & ~(rise & self.stim1_en & (self.offset == 0))):
+            with m.If(hcnt1 == 0):
+                m.d.sync += self.stim1.eq(0)
+            with m.Else():
+                m.d.sync += hcnt1.eq(hcnt1 - 1)
+
+        # Done when no more edges will be issued and both outputs are low and idle.
+        with m.If(self.running & ~issuing & ~self.stim0 & ~self.stim1 & ~o_pending
+                  & ~(self.start)):
+            m.d.sync += self.running.eq(0)
+        return m

@@ -1,0 +1,320 @@
+"""The rig: every block of the instrument behind one host link.
+
+:class:`Rig` is the same design on an FPGA board (wrapped by a board top that adds
+pin buffers and a PLL) and in the simulation twin (converted to Verilog as it is).
+"""
+
+import hashlib
+from pathlib import Path
+
+from amaranth import Cat, Module, Signal
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out, connect
+
+from ..protocol import N_INPUTS, N_LATENCY_CHANNELS, STIM_INPUT, PacketType, Target
+from .capture import IN_DELAY, EdgeDetector
+from .link import CommandUnit, PacketRx, PacketTx, StreamRoundRobin, TxPacket
+from .loopback import LoopbackTarget
+from .matcher import LatencyMatcher, LatencyRecord
+from .merge import RecordMerger
+from .registers import RegisterFile
+from .stimulus import StimulusGenerator
+from .timebase import TIME_WIDTH, Timebase
+from .uart import UARTRx, UARTTx
+
+__all__ = ["Rig", "EventRecord", "gateware_hash"]
+
+
+class EventRecord(data.Struct):
+    """Wire layout of an EVENT packet payload (7 bytes)."""
+    t: TIME_WIDTH
+    input: 4
+    _pad: 3
+    rising: 1
+
+
+def gateware_hash():
+    """SHA-256 over the gateware sources and the protocol: identifies a build."""
+    h = hashlib.sha256()
+    here = Path(__file__).parent
+    for p in sorted(here.glob("*.py")) + [here.parent / "rtrig" / "protocol.py"]:
+        if p.exists():
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _pkt(m, ptype, length, record, src):
+    """A TxPacket stream carrying ``record`` bits from FIFO ``src``."""
+    s = stream.Signature(TxPacket).create()
+    m.d.comb += [
+        s.valid.eq(src.r_rdy),
+        s.payload.type.eq(ptype),
+        s.payload.length.eq(length),
+        s.payload.payload.eq(record),
+        src.r_en.eq(s.ready),
+    ]
+    return s
+
+
+class Rig(wiring.Component):
+    """The rig top level.
+
+    Parameters
+    ----------
+    clk_freq : int
+        ``sync`` clock in Hz; one tick is ``1 / clk_freq``.
+    baud : int
+        Host link baud rate (the divisor is ``clk_freq // baud``).
+    board : int
+        Board code reported in register ``BOARD`` (0 = simulation).
+    with_model : bool
+        Build the model target in.
+    fifo_depth : int
+        Depth of the event and latency record FIFOs.
+
+    Members
+    -------
+    uart_rx : In(1)
+    uart_tx : Out(1)
+    ext_inputs : In(6)
+        Target → rig pins (ISR_OUT, APP_OUT, HEARTBEAT, MARKER0..2), asynchronous.
+    stim0, stim1, load_en : Out(1)
+        Rig → target pins.
+    """
+
+    def __init__(self, clk_freq=100_000_000, baud=3_000_000, board=0, with_model=True,
+                 fifo_depth=512):
+        self.clk_freq = clk_freq
+        self.baud = baud
+        self.board = board
+        self.with_model = with_model
+        self.fifo_depth = fifo_depth
+        super().__init__({
+            "uart_rx": In(1, init=1),
+            "uart_tx": Out(1, init=1),
+            "ext_inputs": In(N_INPUTS),
+            "stim0": Out(1),
+            "stim1": Out(1),
+            "load_en": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        divisor = self.clk_freq // self.baud
+
+        m.submodules.regs = regs = RegisterFile()
+        rw, ro, strobe = regs.rw, regs.ro, regs.strobe
+        clear = strobe["CLEAR"]
+
+        caps = 1 << Target.EXTERNAL | 1 << Target.LOOPBACK
+        if self.with_model:
+            caps |= 1 << Target.MODEL
+        m.d.comb += [
+            ro["BUILD_HASH"].eq(int(gateware_hash()[:8], 16)),
+            ro["TICK_HZ"].eq(self.clk_freq),
+            ro["BAUD"].eq(self.clk_freq // divisor),
+            ro["BOARD"].eq(self.board),
+            ro["CAPS"].eq(caps),
+            ro["IN_DELAY"].eq(IN_DELAY),
+        ]
+
+        # Timebase
+        m.submodules.timebase = tb = Timebase()
+        m.d.comb += [
+            tb.latch.eq(regs.read_strobe["TIME_LO"]),
+            ro["TIME_LO"].eq(tb.now[:32]),
+            ro["TIME_HI"].eq(tb.latched_hi),
+        ]
+
+        # Stimulus
+        m.submodules.stim = stim = StimulusGenerator()
+        ctrl_write = Signal()
+        m.d.comb += ctrl_write.eq(regs.w_en & (regs.addr == 0x020))
+        m.d.comb += [
+            stim.period.eq(rw["STIM_PERIOD"]),
+            stim.high.eq(rw["STIM_HIGH"]),
+            stim.count.eq(rw["STIM_COUNT"]),
+            stim.jitter.eq(rw["STIM_JITTER"]),
+            stim.offset.eq(rw["STIM1_OFFSET"]),
+            stim.seed.eq(rw["STIM_SEED"]),
+            stim.stim1_en.eq(rw["STIM_CTRL"][1]),
+            stim.start.eq(ctrl_write & regs.w_data[0]),
+            stim.stop.eq(ctrl_write & ~regs.w_data[0]),
+            ro["STIM_PULSES"].eq(stim.pulses),
+            ro["STIM_STATUS"].eq(stim.running),
+            self.stim0.eq(stim.stim0),
+            self.stim1.eq(stim.stim1),
+            self.load_en.eq(rw["LOAD_EN"][0]),
+        ]
+
+        # Targets
+        m.submodules.loopback = loop = LoopbackTarget()
+        m.d.comb += [loop.stim.eq(stim.stim0), loop.delay.eq(rw["LOOP_DELAY"]),
+                     loop.now.eq(tb.now)]
+        target_pins = Signal(N_INPUTS)
+        sel = rw["TARGET_SEL"]
+        truth_src = None
+        with m.Switch(sel):
+            with m.Case(Target.LOOPBACK):
+                m.d.comb += target_pins.eq(loop.out)
+            if self.with_model:
+                from .model import ModelTarget
+                m.submodules.model = model = ModelTarget()
+                params = {
+                    "isr_entry": "MODEL_ISR_ENTRY", "isr_jitter": "MODEL_ISR_JITTER",
+                    "isr_service": "MODEL_ISR_SERVICE", "app_wake": "MODEL_APP_WAKE",
+                    "app_service": "MODEL_APP_SERVICE", "load_quantum": "MODEL_LOAD_QUANTUM",
+                    "heartbeat_work": "MODEL_HB_WORK", "tick_period": "MODEL_TICK_PERIOD",
+                    "tick_service": "MODEL_TICK_SERVICE", "seed": "MODEL_SEED",
+                }
+                for port, reg in params.items():
+                    m.d.comb += getattr(model, port).eq(rw[reg])
+                m.d.comb += [
+                    model.irq.eq(stim.stim0),
+                    model.load_en.eq(rw["LOAD_EN"][0]),
+                    model.reset.eq(rw["MODEL_CTRL"][0] | (sel != Target.MODEL)),
+                    model.app_enable.eq(rw["MODEL_CTRL"][1]),
+                    ro["TRUTH_OVERFLOW"].eq(model.truth_overflow),
+                ]
+                with m.Case(Target.MODEL):
+                    m.d.comb += target_pins.eq(Cat(model.isr_out, model.app_out,
+                                                   model.heartbeat))
+                truth_src = model.truth
+            with m.Default():
+                m.d.comb += target_pins.eq(self.ext_inputs)
+
+        # Capture
+        m.submodules.edges = edges = EdgeDetector(N_INPUTS)
+        m.d.comb += [edges.pins.eq(target_pins), edges.stim.eq(Cat(stim.stim0, stim.stim1)),
+                     edges.now.eq(tb.now)]
+        stim0_bit = N_INPUTS
+
+        # Heartbeat edges
+        hb = ro["HB_COUNT"]
+        with m.If(clear):
+            m.d.sync += hb.eq(0)
+        with m.Elif(edges.rise[2] | edges.fall[2]):
+            m.d.sync += hb.eq(hb + 1)
+
+        # Raw events
+        n_ev = N_INPUTS + 2
+        m.submodules.ev_merge = ev_merge = RecordMerger(EventRecord, n_ev)
+        edge_en = rw["EDGE_EN"]
+        events_on = rw["STREAM_EN"][0]
+        for i in range(n_ev):
+            if i < N_INPUTS:
+                code, r_en, f_en = i, edge_en[i], edge_en[8 + i]
+            else:
+                code, r_en, f_en = STIM_INPUT[i - N_INPUTS], edge_en[16], edge_en[16]
+            m.d.comb += [
+                ev_merge.valid[i].eq(events_on & ((edges.rise[i] & r_en) | (edges.fall[i] & f_en))),
+                ev_merge.payload[i].t.eq(edges.t),
+                ev_merge.payload[i].input.eq(code),
+                ev_merge.payload[i].rising.eq(edges.rise[i]),
+            ]
+        m.d.comb += ev_merge.clear.eq(clear)
+        m.submodules.ev_fifo = ev_fifo = fifo.SyncFIFOBuffered(
+            width=EventRecord.as_shape().size, depth=self.fifo_depth + 1)
+        ev_ovf = Signal(32)
+        m.d.comb += [
+            ev_fifo.w_data.eq(ev_merge.out.payload),
+            ev_fifo.w_en.eq(ev_merge.out.valid),
+            ev_merge.out.ready.eq(ev_fifo.w_rdy),
+            ro["EVT_OVERFLOW"].eq(ev_merge.overflow),
+        ]
+        evt_count = ro["EVT_RECORDS"]
+        with m.If(clear):
+            m.d.sync += evt_count.eq(0)
+        with m.Elif(ev_fifo.w_en & ev_fifo.w_rdy):
+            m.d.sync += evt_count.eq(evt_count + 1)
+
+        # Latency matching
+        pulse_idx = Signal(32)
+        with m.If(clear | (ctrl_write & regs.w_data[0] & ~stim.running)):
+            m.d.sync += pulse_idx.eq(0)
+        with m.Elif(edges.rise[stim0_bit]):
+            m.d.sync += pulse_idx.eq(pulse_idx + 1)
+        m.submodules.lat_merge = lat_merge = RecordMerger(LatencyRecord, 2 * N_LATENCY_CHANNELS)
+        lat_on = rw["STREAM_EN"][1]
+        for ch in range(N_LATENCY_CHANNELS):
+            mt = LatencyMatcher(ch)
+            m.submodules[f"match{ch}"] = mt
+            m.d.comb += [
+                mt.enable.eq(lat_on & rw["LAT_CH_EN"][ch]),
+                mt.clear.eq(clear),
+                mt.stim_rise.eq(edges.rise[stim0_bit]),
+                mt.in_rise.eq(edges.rise[ch]),
+                mt.in_fall.eq(edges.fall[ch]),
+                mt.t.eq(edges.t),
+                mt.pulse.eq(pulse_idx),
+                mt.timeout.eq(rw["LAT_TIMEOUT"]),
+                lat_merge.valid[2 * ch].eq(mt.rec_a_valid),
+                lat_merge.payload[2 * ch].eq(mt.rec_a),
+                lat_merge.valid[2 * ch + 1].eq(mt.rec_b_valid),
+                lat_merge.payload[2 * ch + 1].eq(mt.rec_b),
+            ]
+        m.d.comb += lat_merge.clear.eq(clear)
+        m.submodules.lat_fifo = lat_fifo = fifo.SyncFIFOBuffered(
+            width=LatencyRecord.as_shape().size, depth=self.fifo_depth + 1)
+        m.d.comb += [
+            lat_fifo.w_data.eq(lat_merge.out.payload),
+            lat_fifo.w_en.eq(lat_merge.out.valid),
+            lat_merge.out.ready.eq(lat_fifo.w_rdy),
+            ro["LAT_OVERFLOW"].eq(lat_merge.overflow),
+        ]
+        lat_count = ro["LAT_RECORDS"]
+        with m.If(clear):
+            m.d.sync += lat_count.eq(0)
+        with m.Elif(lat_fifo.w_en & lat_fifo.w_rdy):
+            m.d.sync += lat_count.eq(lat_count + 1)
+
+        # Host link
+        m.submodules.rx = rx = UARTRx(divisor)
+        m.submodules.rx_fifo = rx_fifo = fifo.SyncFIFO(width=8, depth=16)
+        m.submodules.prx = prx = PacketRx()
+        m.submodules.cmdu = cmdu = CommandUnit()
+        m.d.comb += [
+            rx.rx.eq(self.uart_rx),
+            rx.clear.eq(clear),
+            rx_fifo.w_data.eq(rx.data.payload),
+            rx_fifo.w_en.eq(rx.data.valid),
+            rx.data.ready.eq(rx_fifo.w_rdy),
+            prx.bytes_in.payload.eq(rx_fifo.r_data),
+            prx.bytes_in.valid.eq(rx_fifo.r_rdy),
+            rx_fifo.r_en.eq(prx.bytes_in.ready),
+            prx.clear.eq(clear),
+            ro["RX_ERRORS"].eq(prx.errors + rx.errors),
+            regs.addr.eq(cmdu.addr),
+            regs.w_en.eq(cmdu.w_en),
+            regs.w_data.eq(cmdu.w_data),
+            regs.r_en.eq(cmdu.r_en),
+            cmdu.r_data.eq(regs.r_data),
+        ]
+        connect(m, prx.cmd, cmdu.cmd)
+
+        sources = [
+            cmdu.resp,
+            _pkt(m, PacketType.LATENCY, 19, lat_fifo.r_data, lat_fifo),
+            _pkt(m, PacketType.EVENT, 7, ev_fifo.r_data, ev_fifo),
+        ]
+        if truth_src is not None:
+            m.submodules.truth_fifo = truth_fifo = fifo.SyncFIFOBuffered(width=104, depth=65)
+            tp = truth_src.payload
+            m.d.comb += [
+                truth_fifo.w_data.eq(Cat(tp.pulse, tp.channel, Signal(5), tp.missed,
+                                         tp.latency, tp.completion)),
+                truth_fifo.w_en.eq(truth_src.valid & rw["STREAM_EN"][2]),
+                truth_src.ready.eq(truth_fifo.w_rdy | ~rw["STREAM_EN"][2]),
+            ]
+            sources.append(_pkt(m, PacketType.TRUTH, 13, truth_fifo.r_data, truth_fifo))
+
+        m.submodules.arb = arb = StreamRoundRobin(TxPacket, len(sources))
+        for k, s in enumerate(sources):
+            connect(m, s, getattr(arb, f"i{k}"))
+        m.submodules.ptx = ptx = PacketTx()
+        m.submodules.tx = tx = UARTTx(divisor)
+        connect(m, arb.out, ptx.pkt)
+        connect(m, ptx.bytes_out, tx.data)
+        m.d.comb += self.uart_tx.eq(tx.tx)
+        return m

@@ -1,0 +1,145 @@
+// Simulation twin harness: runs the rig's Verilog (Verilator) and bridges its UART
+// pins to a TCP socket, bit by bit at the rig's own baud divisor, so the host talks
+// to the simulation over exactly the byte protocol of a real rig.
+//
+// Usage: rtrig-sim --divisor N [--port P]
+// Prints "RTRIG-SIM LISTENING <port>" once it listens on 127.0.0.1; serves one
+// client; exits when the client disconnects or the parent process dies.
+
+#include <arpa/inet.h>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <vector>
+
+#include "Vrig_top.h"
+#include "verilated.h"
+
+static volatile sig_atomic_t stop_requested = 0;
+static void on_signal(int) { stop_requested = 1; }
+
+int main(int argc, char **argv) {
+    int divisor = 33, port = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        std::string a = argv[i];
+        if (a == "--divisor") divisor = atoi(argv[i + 1]);
+        else if (a == "--port") port = atoi(argv[i + 1]);
+    }
+    // Never outlive the host process that started us (no stray simulators).
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    if (bind(ls, (sockaddr *)&addr, sizeof addr) || listen(ls, 1)) {
+        perror("rtrig-sim: bind/listen");
+        return 2;
+    }
+    socklen_t alen = sizeof addr;
+    getsockname(ls, (sockaddr *)&addr, &alen);
+    printf("RTRIG-SIM LISTENING %d\n", ntohs(addr.sin_port));
+    fflush(stdout);
+    int cs = accept(ls, nullptr, nullptr);
+    close(ls);
+    if (cs < 0) return stop_requested ? 0 : 2;
+    setsockopt(cs, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    fcntl(cs, F_SETFL, O_NONBLOCK);
+
+    VerilatedContext ctx;
+    Vrig_top top(&ctx);
+    top.clk = 0;
+    top.rst = 1;
+    top.uart_rx = 1;
+    top.ext_inputs = 0;
+    for (int i = 0; i < 4; i++) { top.clk = !top.clk; top.eval(); }
+    top.rst = 0;
+
+    std::deque<uint8_t> to_rig;      // bytes waiting to be shifted into uart_rx
+    std::vector<uint8_t> to_host;    // bytes shifted out of uart_tx
+    int rx_bit = -1, rx_timer = 0;   // host → rig shifter (-1 idle)
+    uint16_t rx_frame = 0;
+    int tx_bit = -1, tx_timer = 0;   // rig → host sampler
+    uint8_t tx_byte = 0;
+    uint8_t inbuf[4096];
+
+    for (uint64_t cycle = 0; !stop_requested; cycle++) {
+        // Host → rig: drive uart_rx one bit every `divisor` cycles.
+        if (rx_bit < 0 && !to_rig.empty()) {
+            rx_frame = (uint16_t)(0x200 | (to_rig.front() << 1));  // start 0, data, stop 1
+            to_rig.pop_front();
+            rx_bit = 0;
+            rx_timer = divisor;
+        }
+        if (rx_bit >= 0) {
+            top.uart_rx = (rx_frame >> rx_bit) & 1;
+            if (--rx_timer == 0) {
+                rx_timer = divisor;
+                if (++rx_bit == 10) rx_bit = -1;
+            }
+        } else {
+            top.uart_rx = 1;
+        }
+        // The external pins in simulation: a wire from STIM0 to ISR_OUT and from STIM1
+        // to APP_OUT (the calibration loopback of a real bench).
+        top.ext_inputs = (top.stim0 ? 1 : 0) | (top.stim1 ? 2 : 0);
+
+        top.clk = 0;
+        top.eval();
+        top.clk = 1;
+        top.eval();
+
+        // Rig → host: sample uart_tx in the middle of each bit.
+        if (tx_bit < 0) {
+            if (!top.uart_tx) { tx_bit = 0; tx_timer = divisor + divisor / 2; tx_byte = 0; }
+        } else if (--tx_timer == 0) {
+            if (tx_bit < 8) {
+                tx_byte |= (uint8_t)(top.uart_tx ? 1 : 0) << tx_bit;
+                tx_bit++;
+                tx_timer = divisor;
+            } else {
+                to_host.push_back(tx_byte);  // stop bit position reached
+                tx_bit = -1;
+            }
+        }
+
+        if ((cycle & 1023) == 0) {
+            if (!to_host.empty()) {
+                size_t off = 0;
+                while (off < to_host.size()) {
+                    ssize_t n = send(cs, to_host.data() + off, to_host.size() - off, 0);
+                    if (n > 0) { off += n; continue; }
+                    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) { usleep(100); continue; }
+                    stop_requested = 1;
+                    break;
+                }
+                to_host.clear();
+            }
+            if (to_rig.size() < 4096) {
+                ssize_t n = recv(cs, inbuf, sizeof inbuf, 0);
+                if (n > 0) to_rig.insert(to_rig.end(), inbuf, inbuf + n);
+                else if (n == 0) break;  // host closed the link
+                else if (errno != EAGAIN && errno != EWOULDBLOCK) break;
+            }
+        }
+    }
+    top.final();
+    close(cs);
+    return 0;
+}

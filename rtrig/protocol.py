@@ -1,0 +1,277 @@
+"""The rig's wire protocol and register map, defined once for gateware and host.
+
+Framing (DESIGN §2)
+-------------------
+Every packet, in both directions, is::
+
+    SLIP( type:u8 | seq:u8 | payload | crc16:u16 big-endian ) END
+
+SLIP (RFC 1055) escapes ``END`` (0xC0) as ``ESC ESC_END`` and ``ESC`` (0xDB) as
+``ESC ESC_ESC``; ``END`` closes a packet. The CRC is CRC-16/XMODEM (polynomial
+0x1021, initial value 0, no reflection) over ``type | seq | payload``; transmitted
+high byte first, so the CRC over a whole good body is zero.
+
+``seq`` counts packets per direction modulo 256. Every rig→host packet (responses
+and stream packets alike) takes the next rig sequence number, so the host detects
+any lost packet from a gap. Multi-byte payload fields are little-endian.
+"""
+
+import binascii
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "SLIP_END", "SLIP_ESC", "SLIP_ESC_END", "SLIP_ESC_ESC",
+    "PacketType", "Reg", "REGISTERS", "RegisterInfo",
+    "RIG_ID", "GATEWARE_VERSION", "Input", "Target", "StreamEnable", "StimCtrl",
+    "ChanFlags", "EVENT_DTYPE", "LATENCY_DTYPE", "TRUTH_DTYPE", "STIM_INPUT",
+    "PAYLOAD_LEN", "crc16", "slip_encode", "frame", "SlipDecoder",
+]
+
+SLIP_END = 0xC0
+SLIP_ESC = 0xDB
+SLIP_ESC_END = 0xDC
+SLIP_ESC_ESC = 0xDD
+
+#: Value of register ``ID``: ASCII "RTG1".
+RIG_ID = 0x52544731
+#: Version of the register map and packet formats; bumped on any change.
+GATEWARE_VERSION = 1
+
+
+class PacketType(enum.IntEnum):
+    """Type byte of a packet."""
+    # host → rig
+    WRITE = 0x01       #: payload: addr:u16, value:u32
+    READ = 0x02        #: payload: addr:u16, count:u16 (count reads of one address)
+    # rig → host: responses
+    WRITE_ACK = 0x81   #: payload: req_seq:u8, addr:u16, value:u32
+    READ_DATA = 0x82   #: payload: req_seq:u8, addr:u16, value:u32
+    # rig → host: streams
+    EVENT = 0x10       #: payload: one EVENT_DTYPE record
+    LATENCY = 0x11     #: payload: one LATENCY_DTYPE record
+    TRUTH = 0x12       #: payload: one TRUTH_DTYPE record (model target, simulation)
+
+
+class Input(enum.IntEnum):
+    """Rig input channels (target → rig pins)."""
+    ISR_OUT = 0
+    APP_OUT = 1
+    HEARTBEAT = 2
+    MARKER0 = 3
+    MARKER1 = 4
+    MARKER2 = 5
+
+
+#: Number of rig inputs.
+N_INPUTS = 6
+#: Number of latency channels (inputs 0 and 1: ISR and APP).
+N_LATENCY_CHANNELS = 2
+#: Input number used in EVENT records for the stimulus outputs (exact, internal).
+STIM_INPUT = {0: 14, 1: 15}
+
+
+class Target(enum.IntEnum):
+    """What drives the rig inputs (register ``TARGET_SEL``)."""
+    EXTERNAL = 0   #: the input pins (a real target wired to the rig)
+    LOOPBACK = 1   #: STIM0 → ISR_OUT delayed by ``LOOP_DELAY`` ticks
+    MODEL = 2      #: the model target (CPU-like DUT emulator)
+    SOC = 3        #: the reference SoC (when built in)
+
+
+class StimCtrl(enum.IntFlag):
+    RUN = 1 << 0        #: write 1 to start, 0 to stop
+    STIM1_EN = 1 << 1   #: STIM1 follows STIM0 at ``STIM1_OFFSET``
+
+
+class StreamEnable(enum.IntFlag):
+    EVENTS = 1 << 0
+    LATENCY = 1 << 1
+    TRUTH = 1 << 2
+
+
+class ChanFlags(enum.IntFlag):
+    """Upper bits of the ``chan`` byte of LATENCY and TRUTH records."""
+    MISSED = 1 << 7       #: no response rose before the next stimulus or the timeout
+    INCOMPLETE = 1 << 6   #: the response rose but had not fallen at the timeout
+    CHANNEL_MASK = 0x0F
+
+
+class Access(enum.Enum):
+    RO = "ro"
+    RW = "rw"
+    STROBE = "strobe"     #: write-only; writing pulses an action, reads 0
+
+
+@dataclass(frozen=True)
+class RegisterInfo:
+    name: str
+    addr: int
+    access: Access
+    reset: int
+    doc: str
+
+
+_R, _W, _S = Access.RO, Access.RW, Access.STROBE
+
+#: The register map: name, address, access, reset value, meaning. All registers are
+#: 32 bits; times and periods are in ticks of the rig timebase.
+REGISTERS = [
+    RegisterInfo("ID", 0x000, _R, RIG_ID, "constant 0x52544731 ('RTG1')"),
+    RegisterInfo("VERSION", 0x001, _R, GATEWARE_VERSION, "register map / packet format version"),
+    RegisterInfo("BUILD_HASH", 0x002, _R, 0, "low 32 bits of the gateware source hash"),
+    RegisterInfo("TICK_HZ", 0x003, _R, 0, "timebase ticks per second"),
+    RegisterInfo("BAUD", 0x004, _R, 0, "host link baud rate"),
+    RegisterInfo("N_INPUTS", 0x005, _R, N_INPUTS, "number of rig inputs"),
+    RegisterInfo("BOARD", 0x006, _R, 0, "board code (0 = simulation)"),
+    RegisterInfo("CAPS", 0x007, _R, 0, "bit n set: Target n is built in"),
+    RegisterInfo("SCRATCH", 0x008, _W, 0, "free for link tests"),
+    RegisterInfo("IN_DELAY", 0x009, _R, 0, "ticks of input synchroniser delay subtracted from timestamps"),
+    RegisterInfo("TIME_LO", 0x010, _R, 0, "timebase bits 0..31; reading latches TIME_HI"),
+    RegisterInfo("TIME_HI", 0x011, _R, 0, "timebase bits 32..63 latched by the last TIME_LO read"),
+    RegisterInfo("STIM_CTRL", 0x020, _W, 0, "StimCtrl bits"),
+    RegisterInfo("STIM_PERIOD", 0x021, _W, 10000, "STIM0 period (rising to rising), ticks"),
+    RegisterInfo("STIM_HIGH", 0x022, _W, 5000, "STIM0 high time, ticks"),
+    RegisterInfo("STIM_COUNT", 0x023, _W, 0, "pulses to issue; 0 = until stopped"),
+    RegisterInfo("STIM_JITTER", 0x024, _W, 0, "extra delay per period, uniform 0..J ticks"),
+    RegisterInfo("STIM1_OFFSET", 0x025, _W, 0, "STIM1 rising edge after STIM0's, ticks"),
+    RegisterInfo("STIM_SEED", 0x026, _W, 1, "jitter LFSR seed (nonzero), loaded at start"),
+    RegisterInfo("STIM_PULSES", 0x027, _R, 0, "STIM0 pulses issued since the last start"),
+    RegisterInfo("STIM_STATUS", 0x028, _R, 0, "bit 0: running"),
+    RegisterInfo("EDGE_EN", 0x030, _W, 0,
+                 "raw events: bits 0..7 rising, 8..15 falling per input; bit 16 stimulus edges"),
+    RegisterInfo("LAT_CH_EN", 0x031, _W, 0, "latency records: bit n enables channel n (0 ISR, 1 APP)"),
+    RegisterInfo("LAT_TIMEOUT", 0x032, _W, 0, "latency window in ticks; 0 = until the next stimulus"),
+    RegisterInfo("STREAM_EN", 0x033, _W, 0, "StreamEnable bits"),
+    RegisterInfo("EVT_OVERFLOW", 0x034, _R, 0, "raw events dropped because the FIFO was full"),
+    RegisterInfo("LAT_OVERFLOW", 0x035, _R, 0, "latency records dropped because the FIFO was full"),
+    RegisterInfo("RX_ERRORS", 0x036, _R, 0, "host→rig packets dropped (CRC, length, type)"),
+    RegisterInfo("CLEAR", 0x037, _S, 0, "write 1: clear counters (overflows, errors, heartbeat)"),
+    RegisterInfo("TRUTH_OVERFLOW", 0x038, _R, 0, "model truth records dropped"),
+    RegisterInfo("LAT_RECORDS", 0x039, _R, 0, "latency records produced since CLEAR"),
+    RegisterInfo("EVT_RECORDS", 0x03A, _R, 0, "raw events produced since CLEAR"),
+    RegisterInfo("LOAD_EN", 0x040, _W, 0, "bit 0: level of the LOAD_EN output"),
+    RegisterInfo("TARGET_SEL", 0x041, _W, 0, "Target driving the rig inputs"),
+    RegisterInfo("LOOP_DELAY", 0x042, _W, 0, "loopback target delay, ticks"),
+    RegisterInfo("HB_COUNT", 0x043, _R, 0, "heartbeat edges (both) since CLEAR"),
+    RegisterInfo("MODEL_CTRL", 0x050, _W, 1, "bit 0: model reset, bit 1: app enable"),
+    RegisterInfo("MODEL_ISR_ENTRY", 0x051, _W, 100, "model: ticks from IRQ taken to ISR_OUT rise"),
+    RegisterInfo("MODEL_ISR_JITTER", 0x052, _W, 0, "model: extra 0..J ticks of ISR entry"),
+    RegisterInfo("MODEL_ISR_SERVICE", 0x053, _W, 50, "model: ISR_OUT high time"),
+    RegisterInfo("MODEL_APP_WAKE", 0x054, _W, 500, "model: APP wake-up CPU ticks"),
+    RegisterInfo("MODEL_APP_SERVICE", 0x055, _W, 100, "model: APP_OUT high time"),
+    RegisterInfo("MODEL_LOAD_QUANTUM", 0x056, _W, 10000, "model: LOAD round-robin quantum"),
+    RegisterInfo("MODEL_HB_WORK", 0x057, _W, 1000, "model: LOAD CPU ticks per heartbeat toggle"),
+    RegisterInfo("MODEL_TICK_PERIOD", 0x058, _W, 0, "model: kernel tick period; 0 = none"),
+    RegisterInfo("MODEL_TICK_SERVICE", 0x059, _W, 0, "model: kernel tick interrupt work"),
+    RegisterInfo("MODEL_SEED", 0x05A, _W, 1, "model: jitter PRNG seed"),
+]
+
+Reg = enum.IntEnum("Reg", {r.name: r.addr for r in REGISTERS})
+Reg.__doc__ = "Register addresses (see REGISTERS for access and meaning)."
+REGISTER_BY_ADDR = {r.addr: r for r in REGISTERS}
+
+#: A raw event: an edge on an input (or a stimulus output), timestamped.
+EVENT_DTYPE = np.dtype([("t", "<u8"), ("input", "u1"), ("rising", "u1")])
+#: A latency record: one response channel's answer to one stimulus pulse.
+LATENCY_DTYPE = np.dtype([
+    ("pulse", "<u4"), ("stim_t", "<u8"), ("channel", "u1"), ("flags", "u1"),
+    ("latency", "<u4"), ("completion", "<u4"),
+])
+#: A truth record from the model target (same layout as LATENCY without stim_t).
+TRUTH_DTYPE = np.dtype([
+    ("pulse", "<u4"), ("channel", "u1"), ("flags", "u1"),
+    ("latency", "<u4"), ("completion", "<u4"),
+])
+
+#: Wire payload sizes (bytes) per packet type.
+PAYLOAD_LEN = {
+    PacketType.WRITE: 6, PacketType.READ: 4,
+    PacketType.WRITE_ACK: 7, PacketType.READ_DATA: 7,
+    PacketType.EVENT: 7,        # t:u48, input:u8 (bit 7 rising, bits 0..3 input)
+    PacketType.LATENCY: 19,     # pulse:u32, stim_t:u48, chan:u8, latency:u32, completion:u32
+    PacketType.TRUTH: 13,       # pulse:u32, chan:u8, latency:u32, completion:u32
+}
+
+
+def crc16(data: bytes) -> int:
+    """CRC-16/XMODEM of ``data``."""
+    return binascii.crc_hqx(bytes(data), 0)
+
+
+def slip_encode(body: bytes) -> bytes:
+    out = bytearray()
+    for b in body:
+        if b == SLIP_END:
+            out += bytes((SLIP_ESC, SLIP_ESC_END))
+        elif b == SLIP_ESC:
+            out += bytes((SLIP_ESC, SLIP_ESC_ESC))
+        else:
+            out.append(b)
+    out.append(SLIP_END)
+    return bytes(out)
+
+
+def frame(ptype: int, seq: int, payload: bytes) -> bytes:
+    """Encode one packet: body, CRC and SLIP framing."""
+    body = bytes((int(ptype), seq & 0xFF)) + bytes(payload)
+    return slip_encode(body + crc16(body).to_bytes(2, "big"))
+
+
+class SlipDecoder:
+    """Incremental SLIP decoder with CRC check.
+
+    ``feed(data)`` returns a list of ``(type, seq, payload)`` for every good packet
+    completed by ``data``; bad packets (CRC, too short, bad escape) are counted in
+    ``crc_errors`` and dropped; decoding resynchronises on the next ``END``.
+    """
+
+    MAX_BODY = 64
+
+    def __init__(self):
+        self._buf = bytearray()
+        self._esc = False
+        self._bad = False
+        self.crc_errors = 0
+        self.packets = 0
+
+    def feed(self, data: bytes) -> list:
+        out = []
+        for b in data:
+            if b == SLIP_END:
+                if self._buf or self._bad:
+                    pkt = self._finish()
+                    if pkt is not None:
+                        out.append(pkt)
+                continue
+            if self._bad:
+                continue
+            if self._esc:
+                self._esc = False
+                if b == SLIP_ESC_END:
+                    b = SLIP_END
+                elif b == SLIP_ESC_ESC:
+                    b = SLIP_ESC
+                else:
+                    self._bad = True
+                    continue
+            elif b == SLIP_ESC:
+                self._esc = True
+                continue
+            if len(self._buf) >= self.MAX_BODY:
+                self._bad = True
+                continue
+            self._buf.append(b)
+        return out
+
+    def _finish(self):
+        body, bad = bytes(self._buf), self._bad or self._esc
+        self._buf.clear()
+        self._esc = self._bad = False
+        if bad or len(body) < 4 or crc16(body) != 0:
+            self.crc_errors += 1
+            return None
+        self.packets += 1
+        return body[0], body[1], body[2:-2]
