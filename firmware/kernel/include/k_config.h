@@ -1,0 +1,41 @@
+/* Compile-time configuration; override with -D on the compiler command line. */
+#ifndef K_CONFIG_H
+#define K_CONFIG_H
+
+#define K_NUM_PRIO 256u
+
+/* Default round-robin quantum for new threads that pass K_QUANTUM_DEFAULT. */
+#ifndef K_CONFIG_DEFAULT_QUANTUM_MS
+#define K_CONFIG_DEFAULT_QUANTUM_MS 100u
+#endif
+#define K_QUANTUM_DEFAULT 0xFFFFFFFFu
+
+/* 1 = K_ASSERT checks; 0 compiles every check out. */
+#ifndef K_CONFIG_ASSERT
+#define K_CONFIG_ASSERT 1
+#endif
+
+/* Canary words at the low end of every stack, checked on each context switch. */
+#ifndef K_CONFIG_STACK_CANARY_WORDS
+#define K_CONFIG_STACK_CANARY_WORDS 4u
+#endif
+#define K_STACK_CANARY 0xC0DEC0DEu
+/* The rest of a new stack is filled with this, so unused depth can be measured. */
+#define K_STACK_FILL 0x5A5A5A5Au
+
+/* Longest tickless idle sleep; the arch may clamp it further (SysTick is 24 bit). */
+#ifndef K_CONFIG_MAX_IDLE_TICKS
+#define K_CONFIG_MAX_IDLE_TICKS 10000u
+#endif
+
+#ifndef K_CONFIG_IDLE_STACK_WORDS
+#define K_CONFIG_IDLE_STACK_WORDS 128u
+#endif
+
+#if defined(__GNUC__)
+#define K_NORETURN __attribute__((noreturn))
+#else
+#define K_NORETURN
+#endif
+
+#endif /* K_CONFIG_H */

@@ -1,0 +1,59 @@
+/* Kernel-internal helpers shared by the kernel's .c files. Not for programs. */
+#ifndef K_INTERNAL_H
+#define K_INTERNAL_H
+
+#include "arch.h"
+#include "kernel.h"
+
+#define K_CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+static inline void k_list_init(struct k_list *l)
+{
+    l->next = l;
+    l->prev = l;
+}
+
+static inline bool k_list_empty(const struct k_list *l)
+{
+    return l->next == l;
+}
+
+static inline void k_list_insert_before(struct k_list *pos, struct k_list *n)
+{
+    ARCH_COST(1);
+    n->next = pos;
+    n->prev = pos->prev;
+    pos->prev->next = n;
+    pos->prev = n;
+}
+
+static inline void k_list_remove(struct k_list *n)
+{
+    ARCH_COST(1);
+    n->prev->next = n->next;
+    n->next->prev = n->prev;
+    n->next = n;
+    n->prev = n;
+}
+
+/* Wrap-safe "a is at or before b" for tick counts. */
+static inline bool k_tick_reached(uint32_t deadline, uint32_t now)
+{
+    return (int32_t)(deadline - now) <= 0;
+}
+
+/* Scheduler primitives (sched.c); all need interrupts masked. */
+void k_sched_make_ready(struct k_thread *t);
+void k_sched_resched(void);
+void k_sched_set_prio(struct k_thread *t, unsigned prio);
+/* Block k_current on q (may be NULL for a plain sleep) and unlock; returns wake_result. */
+int k_sched_block(struct k_waitq *q, uint32_t timeout_ms, arch_irq_key_t key);
+void k_waitq_init(struct k_waitq *q);
+/* Wake the first waiter of q with result; returns it or NULL. */
+struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result);
+static inline struct k_thread *k_waitq_first(const struct k_waitq *q)
+{
+    return k_list_empty(&q->head) ? NULL : K_CONTAINER_OF(q->head.next, struct k_thread, link);
+}
+
+#endif /* K_INTERNAL_H */

@@ -1,0 +1,477 @@
+/*
+ * Threads, the ready queue, ticks, timeouts and the idle thread.
+ *
+ * Ready queue: one FIFO list per priority plus a two-level bitmap (8 words of
+ * 32 bits and a summary word), so finding the highest ready priority is two
+ * count-trailing-zeros steps whatever the number of threads. The running
+ * thread stays at the head of its level: a thread preempted by a higher
+ * priority resumes before its peers, and round-robin moves it to the tail.
+ */
+#include "k_internal.h"
+
+struct k_thread *volatile k_current;
+
+static struct k_list ready_lists[K_NUM_PRIO];
+static uint32_t ready_summary;              /* bit g: ready_words[g] != 0 */
+static uint32_t ready_words[K_NUM_PRIO / 32u];
+static struct k_list timeouts;              /* sorted by deadline, earliest first */
+static volatile uint32_t ticks;
+static bool started;
+static bool idle_tickless;                  /* idle programmed the timer beyond 1 tick */
+
+static struct k_thread idle_thread;
+static uint64_t idle_stack[K_CONFIG_IDLE_STACK_WORDS / 2u];
+/* Stands for the boot context during the first switch; never scheduled. */
+static struct k_thread boot_thread;
+
+#define THREAD_OF(l) K_CONTAINER_OF(l, struct k_thread, link)
+
+/* Constant time on every port: rv32i has no ctz instruction, so binary search. */
+static inline unsigned ctz32(uint32_t x)
+{
+#if defined(__riscv) && !defined(__riscv_zbb)
+    unsigned n = 0;
+    if ((x & 0xFFFFu) == 0) {
+        n += 16;
+        x >>= 16;
+    }
+    if ((x & 0xFFu) == 0) {
+        n += 8;
+        x >>= 8;
+    }
+    if ((x & 0xFu) == 0) {
+        n += 4;
+        x >>= 4;
+    }
+    if ((x & 0x3u) == 0) {
+        n += 2;
+        x >>= 2;
+    }
+    if ((x & 0x1u) == 0)
+        n += 1;
+    return n;
+#else
+    return (unsigned)__builtin_ctz(x);
+#endif
+}
+
+/* ---- ready queue -------------------------------------------------------- */
+
+static void ready_insert(struct k_thread *t, bool at_head)
+{
+    unsigned p = t->prio;
+    struct k_list *l = &ready_lists[p];
+    k_list_insert_before(at_head ? l->next : l, &t->link);
+    ready_words[p >> 5] |= 1u << (p & 31u);
+    ready_summary |= 1u << (p >> 5);
+    ARCH_COST(2);
+}
+
+static void ready_remove(struct k_thread *t)
+{
+    unsigned p = t->prio;
+    k_list_remove(&t->link);
+    if (k_list_empty(&ready_lists[p])) {
+        ready_words[p >> 5] &= ~(1u << (p & 31u));
+        if (ready_words[p >> 5] == 0)
+            ready_summary &= ~(1u << (p >> 5));
+    }
+    ARCH_COST(2);
+}
+
+static struct k_thread *sched_highest(void)
+{
+    ARCH_COST(2);
+    if (ready_summary == 0)
+        return &idle_thread;
+    unsigned g = ctz32(ready_summary);
+    unsigned p = (g << 5) + ctz32(ready_words[g]);
+    return THREAD_OF(ready_lists[p].next);
+}
+
+/* Move the head of t's level to the tail: round-robin among equals. */
+static bool ready_rotate(struct k_thread *t)
+{
+    struct k_list *l = &ready_lists[t->prio];
+    if (l->next == l->prev)
+        return false; /* alone at its level */
+    k_list_remove(&t->link);
+    k_list_insert_before(l, &t->link);
+    return true;
+}
+
+void k_sched_resched(void)
+{
+    if (started && sched_highest() != k_current)
+        arch_switch_pend();
+}
+
+void k_sched_make_ready(struct k_thread *t)
+{
+    t->state = K_STATE_READY;
+    t->slice_left = t->quantum;
+    ready_insert(t, false);
+}
+
+void k_sched_set_prio(struct k_thread *t, unsigned prio)
+{
+    unsigned old = t->prio;
+    if (old == prio)
+        return;
+    switch (t->state) {
+    case K_STATE_READY:
+        ready_remove(t);
+        t->prio = (uint8_t)prio;
+        /* A raised thread goes first: it was raised because someone waits on it. */
+        ready_insert(t, prio < old);
+        break;
+    case K_STATE_BLOCKED: {
+        struct k_waitq *q = t->waitq;
+        k_list_remove(&t->link);
+        t->prio = (uint8_t)prio;
+        struct k_list *pos = q->head.next;
+        while (pos != &q->head && THREAD_OF(pos)->prio <= t->prio) {
+            ARCH_COST(1);
+            pos = pos->next;
+        }
+        k_list_insert_before(pos, &t->link);
+        break;
+    }
+    default:
+        t->prio = (uint8_t)prio;
+        break;
+    }
+}
+
+/* ---- timeouts ------------------------------------------------------------ */
+
+static void timeout_add(struct k_thread *t, uint32_t deadline)
+{
+    struct k_list *pos = timeouts.next;
+    t->deadline = deadline;
+    /* O(sleeping threads), with interrupts masked: see docs/kernel.md. */
+    while (pos != &timeouts &&
+           k_tick_reached(K_CONTAINER_OF(pos, struct k_thread, tlink)->deadline, deadline)) {
+        ARCH_COST(1);
+        pos = pos->next;
+    }
+    k_list_insert_before(pos, &t->tlink);
+}
+
+static void tick_process(uint32_t n)
+{
+    ticks += n;
+    while (!k_list_empty(&timeouts)) {
+        struct k_thread *t = K_CONTAINER_OF(timeouts.next, struct k_thread, tlink);
+        if (!k_tick_reached(t->deadline, ticks))
+            break;
+        k_list_remove(&t->tlink);
+        if (t->state == K_STATE_BLOCKED) {
+            k_list_remove(&t->link);
+            t->waitq = NULL;
+        }
+        t->wake_result = K_TIMEOUT;
+        k_sched_make_ready(t);
+    }
+}
+
+void k_tick_announce_from_isr(uint32_t n)
+{
+    TRACE_TICK_ENTER();
+    arch_irq_key_t key = arch_irq_lock();
+    /* Any announcement means the port is back on the periodic tick. */
+    idle_tickless = false;
+    tick_process(n);
+    struct k_thread *cur = k_current;
+    if (cur != &idle_thread && cur->state == K_STATE_READY && cur->quantum != 0) {
+        if (cur->slice_left > n) {
+            cur->slice_left -= n;
+        } else {
+            cur->slice_left = cur->quantum;
+            ready_rotate(cur);
+        }
+    }
+    k_sched_resched();
+    arch_irq_unlock(key);
+    TRACE_TICK_EXIT();
+}
+
+uint32_t k_uptime_ticks(void)
+{
+    return ticks;
+}
+
+/* ---- waiting ---------------------------------------------------------------- */
+
+void k_waitq_init(struct k_waitq *q)
+{
+    k_list_init(&q->head);
+}
+
+struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
+{
+    struct k_thread *t = k_waitq_first(q);
+    if (t == NULL)
+        return NULL;
+    k_list_remove(&t->link);
+    t->waitq = NULL;
+    k_list_remove(&t->tlink); /* harmless when not queued: the node points to itself */
+    t->wake_result = result;
+    k_sched_make_ready(t);
+    return t;
+}
+
+int k_sched_block(struct k_waitq *q, uint32_t timeout_ms, arch_irq_key_t key)
+{
+    struct k_thread *t = k_current;
+    K_ASSERT(!arch_in_isr());
+    ready_remove(t);
+    t->wake_result = K_TIMEOUT;
+    if (q != NULL) {
+        struct k_list *pos = q->head.next;
+        while (pos != &q->head && THREAD_OF(pos)->prio <= t->prio) {
+            ARCH_COST(1);
+            pos = pos->next;
+        }
+        k_list_insert_before(pos, &t->link);
+        t->waitq = q;
+        t->state = K_STATE_BLOCKED;
+    } else {
+        t->state = K_STATE_SLEEPING;
+    }
+    if (timeout_ms != K_FOREVER)
+        timeout_add(t, ticks + timeout_ms);
+    arch_switch_pend();
+    arch_irq_unlock(key);
+    return t->wake_result;
+}
+
+void k_sleep_ms(uint32_t ms)
+{
+    if (ms == 0) {
+        k_thread_yield();
+        return;
+    }
+    arch_irq_key_t key = arch_irq_lock();
+    (void)k_sched_block(NULL, ms, key);
+}
+
+/* ---- threads ------------------------------------------------------------------ */
+
+static void stack_prepare(struct k_thread *t, void *stack, size_t size)
+{
+    uintptr_t lo = ((uintptr_t)stack + 7u) & ~(uintptr_t)7u;
+    uintptr_t hi = ((uintptr_t)stack + size) & ~(uintptr_t)(ARCH_STACK_ALIGN - 1u);
+    uint32_t *w = (uint32_t *)lo;
+    size_t words = (hi - lo) / 4u;
+    for (size_t i = 0; i < words; i++)
+        w[i] = i < K_CONFIG_STACK_CANARY_WORDS ? K_STACK_CANARY : K_STACK_FILL;
+    t->stack_limit = w;
+    t->stack_size = hi - lo;
+}
+
+static bool stack_intact(const struct k_thread *t)
+{
+    for (unsigned i = 0; i < K_CONFIG_STACK_CANARY_WORDS; i++)
+        if (t->stack_limit[i] != K_STACK_CANARY)
+            return false;
+    return true;
+}
+
+size_t k_thread_stack_unused(const struct k_thread *t)
+{
+    size_t n = 0;
+    size_t words = t->stack_size / 4u;
+    for (size_t i = K_CONFIG_STACK_CANARY_WORDS; i < words; i++, n++)
+        if (t->stack_limit[i] != K_STACK_FILL)
+            break;
+    return n;
+}
+
+static void thread_setup(struct k_thread *t, const char *name, k_entry_fn entry, void *arg,
+                         void *stack, size_t size, unsigned prio, uint32_t quantum)
+{
+    t->name = name;
+    t->entry = entry;
+    t->arg = arg;
+    t->prio = t->base_prio = (uint8_t)prio;
+    t->quantum = quantum == K_QUANTUM_DEFAULT ? K_CONFIG_DEFAULT_QUANTUM_MS : quantum;
+    t->mutexes_held = 0;
+    t->waitq = NULL;
+    k_list_init(&t->link);
+    k_list_init(&t->tlink);
+    k_waitq_init(&t->joiners);
+    stack_prepare(t, stack, size);
+    arch_thread_init(t, t->stack_limit, t->stack_size);
+}
+
+int k_thread_create(struct k_thread *t, const char *name, k_entry_fn entry, void *arg,
+                    void *stack, size_t stack_size, unsigned prio, uint32_t quantum_ms)
+{
+    if (t == NULL || entry == NULL || stack == NULL || prio >= K_NUM_PRIO ||
+        stack_size < 64u + 4u * K_CONFIG_STACK_CANARY_WORDS)
+        return K_EINVAL;
+    arch_irq_key_t key = arch_irq_lock();
+    if (t->state != K_STATE_DEAD && started) {
+        arch_irq_unlock(key);
+        return K_EINVAL;
+    }
+    thread_setup(t, name, entry, arg, stack, stack_size, prio, quantum_ms);
+    k_sched_make_ready(t);
+    k_sched_resched();
+    arch_irq_unlock(key);
+    return K_OK;
+}
+
+void k_thread_entry(void)
+{
+    struct k_thread *t = k_current;
+    t->entry(t->arg);
+    arch_irq_key_t key = arch_irq_lock();
+    ready_remove(t);
+    t->state = K_STATE_DEAD;
+    while (k_waitq_wake_one(&t->joiners, K_OK) != NULL)
+        ;
+    arch_switch_pend();
+    arch_irq_unlock(key);
+    for (;;)
+        ; /* not reached: a dead thread is never scheduled again */
+}
+
+struct k_thread *k_thread_self(void)
+{
+    return k_current;
+}
+
+void k_thread_set_priority(struct k_thread *t, unsigned prio)
+{
+    K_ASSERT(prio < K_NUM_PRIO);
+    arch_irq_key_t key = arch_irq_lock();
+    t->base_prio = (uint8_t)prio;
+    /* A boosted owner keeps its boost until it releases its mutexes. */
+    if (t->mutexes_held == 0 || prio < t->prio)
+        k_sched_set_prio(t, prio);
+    k_sched_resched();
+    arch_irq_unlock(key);
+}
+
+void k_thread_set_quantum(struct k_thread *t, uint32_t quantum_ms)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    t->quantum = quantum_ms == K_QUANTUM_DEFAULT ? K_CONFIG_DEFAULT_QUANTUM_MS : quantum_ms;
+    t->slice_left = t->quantum;
+    arch_irq_unlock(key);
+}
+
+void k_thread_yield(void)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    struct k_thread *t = k_current;
+    t->slice_left = t->quantum;
+    if (ready_rotate(t))
+        arch_switch_pend();
+    arch_irq_unlock(key);
+}
+
+int k_thread_join(struct k_thread *t, uint32_t timeout_ms)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    if (t->state == K_STATE_DEAD) {
+        arch_irq_unlock(key);
+        return K_OK;
+    }
+    if (timeout_ms == K_NO_WAIT) {
+        arch_irq_unlock(key);
+        return K_TIMEOUT;
+    }
+    return k_sched_block(&t->joiners, timeout_ms, key);
+}
+
+/* ---- context switch hook ------------------------------------------------------ */
+
+struct k_thread *k_sched_switch_hook(struct k_thread *out)
+{
+    /* Checked here because every thread passes through: cheap and deterministic. */
+    if (out->stack_limit != NULL && !stack_intact(out))
+        k_panic(K_ERR_STACK_OVERFLOW, out->base_prio);
+    if (out == &idle_thread && idle_tickless) {
+        idle_tickless = false;
+        uint32_t n = arch_timer_idle_exit();
+        if (n != 0)
+            tick_process(n);
+        TRACE_IDLE_EXIT();
+    }
+    struct k_thread *in = sched_highest();
+    if (in != out)
+        TRACE_SWITCH(out, in);
+    k_current = in;
+    ARCH_COST(4);
+    return in;
+}
+
+/* ---- idle ------------------------------------------------------------------------ */
+
+static void idle_entry(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        arch_irq_key_t key = arch_irq_lock();
+        if (sched_highest() == &idle_thread) {
+            uint32_t n = K_CONFIG_MAX_IDLE_TICKS;
+            if (!k_list_empty(&timeouts)) {
+                uint32_t d = K_CONTAINER_OF(timeouts.next, struct k_thread, tlink)->deadline;
+                int32_t left = (int32_t)(d - ticks);
+                if (left < 1)
+                    left = 1;
+                if ((uint32_t)left < n)
+                    n = (uint32_t)left;
+            }
+            idle_tickless = true;
+            TRACE_IDLE_ENTER();
+            arch_timer_set_idle(n);
+            arch_idle_wait();
+        }
+        arch_irq_unlock(key);
+    }
+}
+
+/* ---- start-up -------------------------------------------------------------------- */
+
+void k_init(void)
+{
+    for (unsigned p = 0; p < K_NUM_PRIO; p++)
+        k_list_init(&ready_lists[p]);
+    for (unsigned g = 0; g < K_NUM_PRIO / 32u; g++)
+        ready_words[g] = 0;
+    ready_summary = 0;
+    k_list_init(&timeouts);
+    ticks = 0;
+    started = false;
+    idle_tickless = false;
+    k_current = NULL;
+    extern void k_irq_reset(void);
+    k_irq_reset();
+    /* The idle thread is not in the ready queue: it runs when the bitmap is empty. */
+    thread_setup(&idle_thread, "idle", idle_entry, NULL, idle_stack, sizeof idle_stack,
+                 K_NUM_PRIO - 1u, 0);
+    idle_thread.state = K_STATE_READY;
+    boot_thread.state = K_STATE_DEAD;
+    boot_thread.stack_limit = NULL;
+    boot_thread.name = "boot";
+}
+
+void k_start(void)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    k_current = &boot_thread;
+    started = true;
+    arch_timer_start();
+    arch_irq_unlock(key);
+    arch_start();
+}
+
+void k_panic(uint32_t code, uint32_t detail)
+{
+    (void)arch_irq_lock();
+    arch_halt(code, detail);
+}

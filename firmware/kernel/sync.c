@@ -1,0 +1,258 @@
+/* Events, counting semaphores, mutexes with priority inheritance, critical sections. */
+#include "k_internal.h"
+
+/* ---- events ---------------------------------------------------------------- */
+
+void k_event_init(struct k_event *ev, bool manual_reset, bool initially_signaled)
+{
+    k_waitq_init(&ev->waiters);
+    ev->manual_reset = manual_reset;
+    ev->signaled = initially_signaled;
+}
+
+static void event_set_locked(struct k_event *ev)
+{
+    if (ev->manual_reset) {
+        ev->signaled = true;
+        /* O(waiters) with interrupts masked; see docs/kernel.md. */
+        while (k_waitq_wake_one(&ev->waiters, K_OK) != NULL)
+            ;
+    } else if (k_waitq_wake_one(&ev->waiters, K_OK) == NULL) {
+        ev->signaled = true;
+    }
+    k_sched_resched();
+}
+
+void k_event_set(struct k_event *ev)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    event_set_locked(ev);
+    arch_irq_unlock(key);
+}
+
+void k_event_set_from_isr(struct k_event *ev)
+{
+    /* Same body: arch_switch_pend defers the switch to the end of the interrupt. */
+    arch_irq_key_t key = arch_irq_lock();
+    event_set_locked(ev);
+    arch_irq_unlock(key);
+}
+
+void k_event_reset(struct k_event *ev)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    ev->signaled = false;
+    arch_irq_unlock(key);
+}
+
+int k_event_wait(struct k_event *ev, uint32_t timeout_ms)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    if (ev->signaled) {
+        if (!ev->manual_reset)
+            ev->signaled = false;
+        arch_irq_unlock(key);
+        return K_OK;
+    }
+    if (timeout_ms == K_NO_WAIT) {
+        arch_irq_unlock(key);
+        return K_TIMEOUT;
+    }
+    return k_sched_block(&ev->waiters, timeout_ms, key);
+}
+
+/* ---- semaphores ------------------------------------------------------------ */
+
+void k_sem_init(struct k_sem *s, uint32_t initial, uint32_t max)
+{
+    k_waitq_init(&s->waiters);
+    s->max = max == 0 ? 1 : max;
+    s->count = initial > s->max ? s->max : initial;
+}
+
+static int sem_give_locked(struct k_sem *s)
+{
+    /* A waiter takes the unit directly, so a higher-priority thread cannot steal it. */
+    if (k_waitq_wake_one(&s->waiters, K_OK) != NULL) {
+        k_sched_resched();
+        return K_OK;
+    }
+    if (s->count >= s->max)
+        return K_EOVERFLOW;
+    s->count++;
+    return K_OK;
+}
+
+int k_sem_give(struct k_sem *s)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    int r = sem_give_locked(s);
+    arch_irq_unlock(key);
+    return r;
+}
+
+int k_sem_give_from_isr(struct k_sem *s)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    int r = sem_give_locked(s);
+    arch_irq_unlock(key);
+    return r;
+}
+
+int k_sem_take(struct k_sem *s, uint32_t timeout_ms)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    if (s->count > 0) {
+        s->count--;
+        arch_irq_unlock(key);
+        return K_OK;
+    }
+    if (timeout_ms == K_NO_WAIT) {
+        arch_irq_unlock(key);
+        return K_TIMEOUT;
+    }
+    return k_sched_block(&s->waiters, timeout_ms, key);
+}
+
+uint32_t k_sem_count(const struct k_sem *s)
+{
+    return s->count;
+}
+
+/* ---- mutexes ------------------------------------------------------------------ */
+
+void k_mutex_init(struct k_mutex *m)
+{
+    k_waitq_init(&m->waiters);
+    m->owner = NULL;
+    m->depth = 0;
+}
+
+/*
+ * Recompute the owner's effective priority after a waiter left without the
+ * mutex. Inheritance is one level: an owner holding several mutexes keeps its
+ * boost until it releases the last one (it can only be too high, never too low).
+ */
+static void mutex_reprio_owner(struct k_mutex *m)
+{
+    struct k_thread *o = m->owner;
+    if (o == NULL || o->mutexes_held > 1)
+        return;
+    unsigned want = o->base_prio;
+    struct k_thread *w = k_waitq_first(&m->waiters);
+    if (w != NULL && w->prio < want)
+        want = w->prio;
+    k_sched_set_prio(o, want);
+}
+
+int k_mutex_lock(struct k_mutex *m, uint32_t timeout_ms)
+{
+    K_ASSERT(!arch_in_isr());
+    arch_irq_key_t key = arch_irq_lock();
+    struct k_thread *self = k_current;
+    if (m->owner == NULL) {
+        m->owner = self;
+        m->depth = 1;
+        self->mutexes_held++;
+        arch_irq_unlock(key);
+        return K_OK;
+    }
+    if (m->owner == self) {
+        m->depth++;
+        arch_irq_unlock(key);
+        return K_OK;
+    }
+    if (timeout_ms == K_NO_WAIT) {
+        arch_irq_unlock(key);
+        return K_TIMEOUT;
+    }
+    /* One level: the owner is raised, but not whatever the owner is waiting for. */
+    if (self->prio < m->owner->prio)
+        k_sched_set_prio(m->owner, self->prio);
+    int r = k_sched_block(&m->waiters, timeout_ms, key);
+    if (r != K_OK) {
+        key = arch_irq_lock();
+        mutex_reprio_owner(m);
+        k_sched_resched();
+        arch_irq_unlock(key);
+    }
+    /* On K_OK the releasing thread already made us the owner. */
+    return r;
+}
+
+int k_mutex_unlock(struct k_mutex *m)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    struct k_thread *self = k_current;
+    if (m->owner != self) {
+        arch_irq_unlock(key);
+        return K_EPERM;
+    }
+    if (--m->depth != 0) {
+        arch_irq_unlock(key);
+        return K_OK;
+    }
+    self->mutexes_held--;
+    if (self->mutexes_held == 0 && self->prio != self->base_prio)
+        k_sched_set_prio(self, self->base_prio);
+    /* Hand over directly: the highest waiter owns the mutex before it even runs. */
+    struct k_thread *next = k_waitq_wake_one(&m->waiters, K_OK);
+    if (next != NULL) {
+        m->owner = next;
+        m->depth = 1;
+        next->mutexes_held++;
+    } else {
+        m->owner = NULL;
+    }
+    k_sched_resched();
+    arch_irq_unlock(key);
+    return K_OK;
+}
+
+/* ---- critical sections ---------------------------------------------------------- */
+
+void k_crit_init(struct k_crit *c)
+{
+    k_mutex_init(&c->m);
+}
+
+void k_crit_enter(struct k_crit *c)
+{
+    struct k_mutex *m = &c->m;
+    arch_irq_key_t key = arch_irq_lock();
+    struct k_thread *self = k_current;
+    if (m->owner == NULL || m->owner == self) {
+        if (m->owner == NULL) {
+            m->owner = self;
+            self->mutexes_held++;
+        }
+        m->depth++;
+        arch_irq_unlock(key);
+        return;
+    }
+    arch_irq_unlock(key);
+    (void)k_mutex_lock(m, K_FOREVER);
+}
+
+void k_crit_leave(struct k_crit *c)
+{
+    struct k_mutex *m = &c->m;
+    arch_irq_key_t key = arch_irq_lock();
+    struct k_thread *self = k_current;
+    K_ASSERT(m->owner == self);
+    if (m->depth > 1) {
+        m->depth--;
+        arch_irq_unlock(key);
+        return;
+    }
+    /* Fast path only when nobody waits and no boost must be undone. */
+    if (k_list_empty(&m->waiters.head) && (self->mutexes_held > 1 || self->prio == self->base_prio)) {
+        m->depth = 0;
+        m->owner = NULL;
+        self->mutexes_held--;
+        arch_irq_unlock(key);
+        return;
+    }
+    arch_irq_unlock(key);
+    (void)k_mutex_unlock(m);
+}
