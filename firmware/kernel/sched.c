@@ -463,10 +463,10 @@ void k_init(void)
 void k_start(void)
 {
     arch_irq_key_t key = arch_irq_lock();
+    (void)key; /* stays masked: arch_start unmasks as it enters the first thread */
     k_current = &boot_thread;
     started = true;
     arch_timer_start();
-    arch_irq_unlock(key);
     arch_start();
 }
 

@@ -1,0 +1,91 @@
+/*
+ * rt_test: the rig's test program (docs/firmware.md, shared METHOD.md).
+ *
+ * ISR_TEST  the stimulus ISR raises ISR_OUT first thing and drops it when done.
+ * APP_TEST  a thread at priority 0, quantum 0, blocked on the event the ISR
+ *           signals; on wake it raises APP_OUT, drops it, and waits again.
+ * LOAD      integer work at APP_TEST's priority, toggling HEARTBEAT every unit
+ *           of work, while the LOAD_EN input is high.
+ */
+#include "board.h"
+#include "board_pins.h"
+#include "kernel.h"
+
+#define APP_PRIO     0u
+#define SYSINTR_STIM 1u
+
+/* Iterations of the integer kernel per heartbeat toggle. */
+#ifndef RT_LOAD_UNIT
+#define RT_LOAD_UNIT 200u
+#endif
+/*
+ * 1: LOAD yields after every unit, so a woken APP_TEST waits at most one unit
+ * (the papers' same-priority load). 0: LOAD keeps the CPU for its full
+ * quantum, so APP_TEST waits up to K_CONFIG_DEFAULT_QUANTUM_MS.
+ */
+#ifndef RT_LOAD_YIELD
+#define RT_LOAD_YIELD 1
+#endif
+
+static struct k_event stim_event;
+static struct k_thread app_thread, load_thread;
+static uint64_t app_stack[512u / 8u];
+static uint64_t load_stack[512u / 8u];
+volatile uint32_t rt_load_sink;
+
+static uint32_t stim_isr(void *arg)
+{
+    (void)arg;
+    rig_out_set(RIG_ISR_OUT);
+    board_stim_ack();
+    rig_out_clear(RIG_ISR_OUT);
+    return SYSINTR_STIM;
+}
+
+static void app_entry(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        (void)k_event_wait(&stim_event, K_FOREVER);
+        rig_out_set(RIG_APP_OUT);
+        rig_out_clear(RIG_APP_OUT);
+    }
+}
+
+static void load_entry(void *arg)
+{
+    (void)arg;
+    uint32_t x = 2463534242u;
+    for (;;) {
+        if (!rig_load_enabled()) {
+            k_sleep_ms(1); /* poll LOAD_EN once per tick while the load is off */
+            continue;
+        }
+        for (unsigned i = 0; i < RT_LOAD_UNIT; i++) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+        }
+        rt_load_sink = x;
+        rig_out_toggle(RIG_HEARTBEAT);
+#if RT_LOAD_YIELD
+        k_thread_yield();
+#endif
+    }
+}
+
+int main(void)
+{
+    board_init();
+    k_init();
+    k_event_init(&stim_event, false, false);
+    k_irq_attach(SYSINTR_STIM, &stim_event);
+    k_thread_create(&app_thread, "app", app_entry, NULL, app_stack, sizeof app_stack, APP_PRIO,
+                    0);
+    k_thread_create(&load_thread, "load", load_entry, NULL, load_stack, sizeof load_stack,
+                    APP_PRIO, K_QUANTUM_DEFAULT);
+    board_stim_attach(stim_isr, NULL);
+    board_puts("rt_test: ready\n");
+    k_start();
+    return 0;
+}

@@ -1,0 +1,35 @@
+/* RISC-V rv32 (machine mode only, Zicsr) port types and interrupt mask. */
+#ifndef ARCH_PORT_H
+#define ARCH_PORT_H
+
+#include <stdint.h>
+
+#define ARCH_STACK_ALIGN 16u
+#define ARCH_COST(n)     ((void)0)
+
+/* Trap frame size in bytes (see trap.S): mepc, x1, mstatus, x3..x31. */
+#define RISCV_FRAME_BYTES 128u
+
+struct arch_thread {
+    void *sp; /* points at the saved trap frame */
+};
+
+typedef uint32_t arch_irq_key_t;
+
+#define MSTATUS_MIE 0x8u
+
+static inline arch_irq_key_t arch_irq_lock(void)
+{
+    uint32_t old;
+    /* "memory": the compiler must not move loads/stores across the mask. */
+    __asm__ volatile("csrrci %0, mstatus, 8" : "=r"(old) : : "memory");
+    return old & MSTATUS_MIE;
+}
+
+static inline void arch_irq_unlock(arch_irq_key_t key)
+{
+    if (key)
+        __asm__ volatile("csrsi mstatus, 8" : : : "memory");
+}
+
+#endif /* ARCH_PORT_H */

@@ -1,0 +1,140 @@
+/* rtrig-soc board layer (VexRiscv SoC, see soc_map.h). */
+#include "board.h"
+#include "board_pins.h"
+#include "riscv_board.h"
+#include "soc_map.h"
+
+static k_isr_fn stim_isr;
+static void *stim_arg;
+
+void board_init(void)
+{
+    SOC_REG(SOC_GPIO_OUT) = 0;
+    SOC_REG(SOC_IRQ_ENABLE) = 0;
+    SOC_REG(SOC_IRQ_PENDING) = SOC_IRQ_STIM;
+    /* VexRiscv gates its external interrupt array with this CSR; it resets to 0. */
+    __asm__ volatile("csrw 0xBC0, %0" : : "r"(1u) : "memory");
+}
+
+uint32_t board_cpu_hz(void)
+{
+    return SOC_CPU_HZ;
+}
+
+void board_putc(char c)
+{
+    SOC_REG(SOC_CONSOLE_TX) = (uint8_t)c;
+}
+
+void board_puts(const char *s)
+{
+    while (*s)
+        board_putc(*s++);
+}
+
+void board_put_u32(uint32_t v)
+{
+    char buf[11];
+    int i = 10;
+    buf[i] = 0;
+    do {
+        /* rv32i has no divide instruction: libgcc does it, outside any hot path. */
+        buf[--i] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v != 0);
+    board_puts(&buf[i]);
+}
+
+void board_exit(int code)
+{
+    (void)arch_irq_lock();
+    SOC_REG(SOC_SIM_EXIT) = (uint32_t)code;
+    for (;;)
+        __asm__ volatile("wfi");
+}
+
+void board_halt(uint32_t code, uint32_t detail)
+{
+    (void)arch_irq_lock();
+    board_puts("\nPANIC 0x");
+    static const char hex[] = "0123456789ABCDEF";
+    for (int s = 28; s >= 0; s -= 4)
+        board_putc(hex[(code >> s) & 0xFu]);
+    board_puts(" detail ");
+    board_put_u32(detail);
+    board_putc('\n');
+    /* On hardware the code stays visible on the marker pins (low 3 bits). */
+    SOC_REG(SOC_GPIO_OUT) = RIG_ISR_OUT | RIG_APP_OUT | ((code & 7u) << 3);
+    SOC_REG(SOC_SIM_EXIT) = code;
+    for (;;)
+        __asm__ volatile("wfi");
+}
+
+void board_stim_attach(k_isr_fn isr, void *arg)
+{
+    stim_isr = isr;
+    stim_arg = arg;
+    SOC_REG(SOC_IRQ_PENDING) = SOC_IRQ_STIM;
+    SOC_REG(SOC_IRQ_ENABLE) = SOC_IRQ_STIM;
+}
+
+void board_stim_ack(void)
+{
+    SOC_REG(SOC_IRQ_PENDING) = SOC_IRQ_STIM;
+}
+
+static k_isr_fn test_isr;
+static void *test_arg;
+
+static uint32_t test_isr_wrapper(void *arg)
+{
+    (void)arg;
+    board_stim_ack();
+    return test_isr(test_arg);
+}
+
+void board_irq_trigger(unsigned line, k_isr_fn isr, void *arg)
+{
+    (void)line; /* one interrupt line: both self-test lines share it */
+    test_isr = isr;
+    test_arg = arg;
+    board_stim_attach(test_isr_wrapper, NULL);
+    SOC_REG(SOC_IRQ_TRIGGER) = SOC_IRQ_STIM;
+    /* The read-back orders the trigger before we go on; the trap follows within a few cycles. */
+    (void)SOC_REG(SOC_IRQ_PENDING);
+    __asm__ volatile("nop; nop; nop; nop" : : : "memory");
+}
+
+bool board_irq_nesting(void)
+{
+    return false;
+}
+
+/* ---- riscv32 port glue ---- */
+
+uint64_t riscv_board_mtime(void)
+{
+    uint32_t hi, lo;
+    do {
+        hi = SOC_REG(SOC_MTIME_HI);
+        lo = SOC_REG(SOC_MTIME_LO);
+    } while (hi != SOC_REG(SOC_MTIME_HI));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+void riscv_board_set_mtimecmp(uint64_t when)
+{
+    /* Low word to all ones first so no intermediate value fires early. */
+    SOC_REG(SOC_MTIMECMP_LO) = 0xFFFFFFFFu;
+    SOC_REG(SOC_MTIMECMP_HI) = (uint32_t)(when >> 32);
+    SOC_REG(SOC_MTIMECMP_LO) = (uint32_t)when;
+}
+
+void riscv_board_ext_irq(void)
+{
+    uint32_t p = SOC_REG(SOC_IRQ_PENDING) & SOC_REG(SOC_IRQ_ENABLE);
+    if ((p & SOC_IRQ_STIM) && stim_isr != NULL)
+        k_isr_run(stim_isr, stim_arg);
+    else
+        SOC_REG(SOC_IRQ_PENDING) = p; /* spurious or unhandled: do not loop on it */
+}
