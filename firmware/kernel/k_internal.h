@@ -5,7 +5,7 @@
 #include "arch.h"
 #include "kernel.h"
 
-#define K_CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define K_CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 static inline void k_list_init(struct k_list *l)
 {

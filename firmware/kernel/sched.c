@@ -12,12 +12,12 @@
 struct k_thread *volatile k_current;
 
 static struct k_list ready_lists[K_NUM_PRIO];
-static uint32_t ready_summary;              /* bit g: ready_words[g] != 0 */
+static uint32_t ready_summary; /* bit g: ready_words[g] != 0 */
 static uint32_t ready_words[K_NUM_PRIO / 32u];
-static struct k_list timeouts;              /* sorted by deadline, earliest first */
+static struct k_list timeouts; /* sorted by deadline, earliest first */
 static volatile uint32_t ticks;
 static bool started;
-static bool idle_tickless;                  /* idle programmed the timer beyond 1 tick */
+static bool idle_tickless; /* idle programmed the timer beyond 1 tick */
 
 static struct k_thread idle_thread;
 static uint64_t idle_stack[K_CONFIG_IDLE_STACK_WORDS / 2u];
@@ -305,8 +305,8 @@ static void thread_setup(struct k_thread *t, const char *name, k_entry_fn entry,
     arch_thread_init(t, t->stack_limit, t->stack_size);
 }
 
-int k_thread_create(struct k_thread *t, const char *name, k_entry_fn entry, void *arg,
-                    void *stack, size_t stack_size, unsigned prio, uint32_t quantum_ms)
+int k_thread_create(struct k_thread *t, const char *name, k_entry_fn entry, void *arg, void *stack,
+                    size_t stack_size, unsigned prio, uint32_t quantum_ms)
 {
     if (t == NULL || entry == NULL || stack == NULL || prio >= K_NUM_PRIO ||
         stack_size < 64u + 4u * K_CONFIG_STACK_CANARY_WORDS)

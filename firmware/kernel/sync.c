@@ -246,7 +246,8 @@ void k_crit_leave(struct k_crit *c)
         return;
     }
     /* Fast path only when nobody waits and no boost must be undone. */
-    if (k_list_empty(&m->waiters.head) && (self->mutexes_held > 1 || self->prio == self->base_prio)) {
+    if (k_list_empty(&m->waiters.head) &&
+        (self->mutexes_held > 1 || self->prio == self->base_prio)) {
         m->depth = 0;
         m->owner = NULL;
         self->mutexes_held--;

@@ -160,7 +160,7 @@ static void test_idle_exit_by_interrupt(void)
 /* ---- switch cost independent of thread count ---- */
 
 #define COST_THREADS_MAX 128u
-#define COST_SWITCHES 1000u
+#define COST_SWITCHES    1000u
 static struct k_thread cost_threads[COST_THREADS_MAX];
 static uint64_t cost_stacks[COST_THREADS_MAX][2048];
 static volatile unsigned cost_yields, cost_target_start;

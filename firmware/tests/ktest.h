@@ -9,7 +9,7 @@
 
 #include "kernel.h"
 
-#define T_CTRL_PRIO 100u
+#define T_CTRL_PRIO   100u
 #define T_MAX_THREADS 6
 
 struct ktest {

@@ -80,10 +80,9 @@ int main(void)
     k_init();
     k_event_init(&stim_event, false, false);
     k_irq_attach(SYSINTR_STIM, &stim_event);
-    k_thread_create(&app_thread, "app", app_entry, NULL, app_stack, sizeof app_stack, APP_PRIO,
-                    0);
-    k_thread_create(&load_thread, "load", load_entry, NULL, load_stack, sizeof load_stack,
-                    APP_PRIO, K_QUANTUM_DEFAULT);
+    k_thread_create(&app_thread, "app", app_entry, NULL, app_stack, sizeof app_stack, APP_PRIO, 0);
+    k_thread_create(&load_thread, "load", load_entry, NULL, load_stack, sizeof load_stack, APP_PRIO,
+                    K_QUANTUM_DEFAULT);
     board_stim_attach(stim_isr, NULL);
     board_puts("rt_test: ready\n");
     k_start();

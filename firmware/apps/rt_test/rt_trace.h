@@ -8,8 +8,8 @@
 
 #include "board_pins.h"
 
-#define TRACE_TICK_ENTER()     rig_out_set(RIG_MARKER0)
-#define TRACE_TICK_EXIT()      rig_out_clear(RIG_MARKER0)
+#define TRACE_TICK_ENTER() rig_out_set(RIG_MARKER0)
+#define TRACE_TICK_EXIT()  rig_out_clear(RIG_MARKER0)
 #define TRACE_SWITCH(from, to)                                                                     \
     do {                                                                                           \
         (void)(from);                                                                              \
@@ -17,7 +17,7 @@
         rig_out_set(RIG_MARKER1);                                                                  \
         rig_out_clear(RIG_MARKER1);                                                                \
     } while (0)
-#define TRACE_IDLE_ENTER()     rig_out_set(RIG_MARKER2)
-#define TRACE_IDLE_EXIT()      rig_out_clear(RIG_MARKER2)
+#define TRACE_IDLE_ENTER() rig_out_set(RIG_MARKER2)
+#define TRACE_IDLE_EXIT()  rig_out_clear(RIG_MARKER2)
 
 #endif /* RT_TRACE_H */

@@ -11,21 +11,21 @@
 #include "board.h"
 #include "kernel.h"
 
-#define REG(a) (*(volatile uint32_t *)(a))
-#define SCB_ICSR         REG(0xE000ED04u)
-#define SCB_SHPR3        REG(0xE000ED20u)
-#define SYST_CSR         REG(0xE000E010u)
-#define SYST_RVR         REG(0xE000E014u)
-#define SYST_CVR         REG(0xE000E018u)
-#define ICSR_PENDSVSET   (1u << 28)
-#define ICSR_PENDSTSET   (1u << 26)
-#define ICSR_PENDSTCLR   (1u << 25)
-#define SYST_ENABLE      (1u << 0)
-#define SYST_TICKINT     (1u << 1)
-#define SYST_CLKSOURCE   (1u << 2)
-#define SYST_MAX         0x00FFFFFFu
-#define PRIO_PENDSV      0xFFu
-#define PRIO_SYSTICK     0xC0u
+#define REG(a)         (*(volatile uint32_t *)(a))
+#define SCB_ICSR       REG(0xE000ED04u)
+#define SCB_SHPR3      REG(0xE000ED20u)
+#define SYST_CSR       REG(0xE000E010u)
+#define SYST_RVR       REG(0xE000E014u)
+#define SYST_CVR       REG(0xE000E018u)
+#define ICSR_PENDSVSET (1u << 28)
+#define ICSR_PENDSTSET (1u << 26)
+#define ICSR_PENDSTCLR (1u << 25)
+#define SYST_ENABLE    (1u << 0)
+#define SYST_TICKINT   (1u << 1)
+#define SYST_CLKSOURCE (1u << 2)
+#define SYST_MAX       0x00FFFFFFu
+#define PRIO_PENDSV    0xFFu
+#define PRIO_SYSTICK   0xC0u
 
 static uint32_t cyc; /* SysTick counts per tick */
 static uint32_t idle_ticks;

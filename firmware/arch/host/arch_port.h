@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-#define K_HOST 1
-#define ARCH_STACK_ALIGN 16u
+#define K_HOST               1
+#define ARCH_STACK_ALIGN     16u
 #define HOST_CYCLES_PER_TICK 10000u /* a 10 MHz simulated CPU */
 
 struct arch_thread {

@@ -14,14 +14,14 @@
 #include "kernel.h"
 #include "riscv_board.h"
 
-#define MCAUSE_INT        0x80000000u
-#define IRQ_M_TIMER       7u
-#define IRQ_M_EXT         11u
-#define EXC_ECALL_M       11u
-#define MIE_MTIE          (1u << 7)
-#define MIE_MEIE          (1u << 11)
-#define MSTATUS_MPP_M     (3u << 11)
-#define MSTATUS_MPIE      (1u << 7)
+#define MCAUSE_INT    0x80000000u
+#define IRQ_M_TIMER   7u
+#define IRQ_M_EXT     11u
+#define EXC_ECALL_M   11u
+#define MIE_MTIE      (1u << 7)
+#define MIE_MEIE      (1u << 11)
+#define MSTATUS_MPP_M (3u << 11)
+#define MSTATUS_MPIE  (1u << 7)
 
 static volatile uint32_t isr_depth;
 static volatile bool switch_pending;

@@ -27,11 +27,11 @@ static void irq1_handler(void)
 __attribute__((section(".vectors"), used)) static const cortexm_vector_t vectors[16 + 32] = {
     [0] = (cortexm_vector_t)__stack_top,
     [1] = Reset_Handler,
-    [2] = Fault_Handler, /* NMI */
-    [3] = Fault_Handler, /* HardFault */
-    [4] = Fault_Handler, /* MemManage */
-    [5] = Fault_Handler, /* BusFault */
-    [6] = Fault_Handler, /* UsageFault */
+    [2] = Fault_Handler,  /* NMI */
+    [3] = Fault_Handler,  /* HardFault */
+    [4] = Fault_Handler,  /* MemManage */
+    [5] = Fault_Handler,  /* BusFault */
+    [6] = Fault_Handler,  /* UsageFault */
     [11] = Fault_Handler, /* SVCall: unused */
     [14] = PendSV_Handler,
     [15] = SysTick_Handler,

@@ -11,10 +11,10 @@
 
 #define SOC_CPU_HZ 50000000u /* CPU clock, also the mtime clock */
 
-#define SOC_RAM_BASE  0x00000000u
-#define SOC_RAM_SIZE  0x00010000u
-#define SOC_RESET_PC  0x00000000u
-#define SOC_IO_BASE   0x80000000u
+#define SOC_RAM_BASE 0x00000000u
+#define SOC_RAM_SIZE 0x00010000u
+#define SOC_RESET_PC 0x00000000u
+#define SOC_IO_BASE  0x80000000u
 
 /* ---- GPIO ---------------------------------------------------------------- */
 #define SOC_GPIO_BASE    0x80000000u
@@ -51,18 +51,18 @@
  * mtime counts CPU clock cycles from reset. mip.MTIP is (mtime >= mtimecmp),
  * level sensitive; mtimecmp resets to all ones.
  */
-#define SOC_TIMER_BASE     0x80002000u
-#define SOC_MTIME_LO       (SOC_TIMER_BASE + 0x00u)
-#define SOC_MTIME_HI       (SOC_TIMER_BASE + 0x04u)
-#define SOC_MTIMECMP_LO    (SOC_TIMER_BASE + 0x08u)
-#define SOC_MTIMECMP_HI    (SOC_TIMER_BASE + 0x0Cu)
+#define SOC_TIMER_BASE  0x80002000u
+#define SOC_MTIME_LO    (SOC_TIMER_BASE + 0x00u)
+#define SOC_MTIME_HI    (SOC_TIMER_BASE + 0x04u)
+#define SOC_MTIMECMP_LO (SOC_TIMER_BASE + 0x08u)
+#define SOC_MTIMECMP_HI (SOC_TIMER_BASE + 0x0Cu)
 
 /* ---- system: debug console and simulation control ------------------------------ */
-#define SOC_SYS_BASE    0x80003000u
-#define SOC_CONSOLE_TX  (SOC_SYS_BASE + 0x00u) /* W: low byte is one console character */
-#define SOC_SIM_EXIT    (SOC_SYS_BASE + 0x04u) /* W: a simulation ends with this exit code */
-#define SOC_SYS_ID      (SOC_SYS_BASE + 0x08u) /* R: SOC_ID_VALUE */
-#define SOC_ID_VALUE    0x52545247u            /* "RTRG" */
+#define SOC_SYS_BASE   0x80003000u
+#define SOC_CONSOLE_TX (SOC_SYS_BASE + 0x00u) /* W: low byte is one console character */
+#define SOC_SIM_EXIT   (SOC_SYS_BASE + 0x04u) /* W: a simulation ends with this exit code */
+#define SOC_SYS_ID     (SOC_SYS_BASE + 0x08u) /* R: SOC_ID_VALUE */
+#define SOC_ID_VALUE   0x52545247u            /* "RTRG" */
 
 /* VexRiscv CSR: mask of its external interrupt array; bit 0 = the IRQ block. */
 #define SOC_CSR_EXT_IRQ_MASK 0xBC0

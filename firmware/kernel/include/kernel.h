@@ -22,14 +22,14 @@ extern "C" {
 
 /* ---- results and special timeouts ------------------------------------- */
 
-#define K_OK       0
-#define K_TIMEOUT  (-1)
-#define K_EINVAL   (-2)
-#define K_EPERM    (-3)
+#define K_OK        0
+#define K_TIMEOUT   (-1)
+#define K_EINVAL    (-2)
+#define K_EPERM     (-3)
 #define K_EOVERFLOW (-4)
 
-#define K_NO_WAIT  0u
-#define K_FOREVER  0xFFFFFFFFu
+#define K_NO_WAIT 0u
+#define K_FOREVER 0xFFFFFFFFu
 
 /* Error codes passed to k_panic() and shown by the board's halt routine. */
 #define K_ERR_STACK_OVERFLOW 0xE1u
@@ -84,9 +84,9 @@ struct k_thread {
     uint8_t base_prio;       /* priority set by the application */
     uint8_t state;
     uint8_t mutexes_held;
-    uint32_t quantum;        /* ms, 0 = run to completion */
-    uint32_t slice_left;     /* ms left of the current quantum */
-    uint32_t *stack_limit;   /* lowest stack word: the canary sits here */
+    uint32_t quantum;      /* ms, 0 = run to completion */
+    uint32_t slice_left;   /* ms left of the current quantum */
+    uint32_t *stack_limit; /* lowest stack word: the canary sits here */
     size_t stack_size;
     k_entry_fn entry;
     void *arg;
@@ -108,8 +108,8 @@ void k_start(void);
  * prio: 0 (highest) .. 255 (lowest). quantum_ms: round-robin slice among
  * threads of the same priority, 0 = run to completion.
  */
-int k_thread_create(struct k_thread *t, const char *name, k_entry_fn entry, void *arg,
-                    void *stack, size_t stack_size, unsigned prio, uint32_t quantum_ms);
+int k_thread_create(struct k_thread *t, const char *name, k_entry_fn entry, void *arg, void *stack,
+                    size_t stack_size, unsigned prio, uint32_t quantum_ms);
 struct k_thread *k_thread_self(void);
 void k_thread_set_priority(struct k_thread *t, unsigned prio);
 void k_thread_set_quantum(struct k_thread *t, uint32_t quantum_ms);
