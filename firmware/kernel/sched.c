@@ -311,12 +311,11 @@ int k_thread_create(struct k_thread *t, const char *name, k_entry_fn entry, void
     if (t == NULL || entry == NULL || stack == NULL || prio >= K_NUM_PRIO ||
         stack_size < 64u + 4u * K_CONFIG_STACK_CANARY_WORDS)
         return K_EINVAL;
-    arch_irq_key_t key = arch_irq_lock();
-    if (t->state != K_STATE_DEAD && started) {
-        arch_irq_unlock(key);
+    if (t->state != K_STATE_DEAD)
         return K_EINVAL;
-    }
+    /* Stack filling is O(stack size): done before masking, the thread is not visible yet. */
     thread_setup(t, name, entry, arg, stack, stack_size, prio, quantum_ms);
+    arch_irq_key_t key = arch_irq_lock();
     k_sched_make_ready(t);
     k_sched_resched();
     arch_irq_unlock(key);
