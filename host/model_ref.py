@@ -206,6 +206,12 @@ class _Eff:
         self.seed = p.seed & _MASK32
 
 
+def _check_ends(c: _Eff, duration: int | None) -> None:
+    if duration is None and c.tick_period and c.tick_service >= c.tick_period:
+        # the tick takes every cycle: threads never run, so the run never settles
+        raise ValueError("tick_service >= tick_period starves the threads: give a duration")
+
+
 def _new_arrays(n: int, app: bool):
     m = n if app else 0
     return (np.full(n, -1, np.int64), np.full(n, -1, np.int64), np.zeros(n, bool),
@@ -230,6 +236,7 @@ def simulate(params: ModelParams, edges, *, high: int = 1, load: bool = False,
     """
     c = _Eff(params)
     e = _check_edges(edges, high)
+    _check_ends(c, duration)
     n = len(e)
     il, ic, im, al, ac, am = _new_arrays(n, c.app)
     elist = e.tolist()
@@ -385,6 +392,7 @@ def simulate_cycles(params: ModelParams, edges, *, high: int = 1, load: bool = F
     """
     c = _Eff(params)
     e = _check_edges(edges, high)
+    _check_ends(c, duration)
     n = len(e)
     il, ic, im, al, ac, am = _new_arrays(n, c.app)
     irq_high = set()
