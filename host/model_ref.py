@@ -103,7 +103,6 @@ class ModelParams:
     def gateware_ports(self) -> dict:
         """Port name → value for ``ModelTarget`` (``app`` becomes ``app_enable``)."""
         d = {k: getattr(self, k) for k in _DURATIONS}
-        d["isr_jitter"] = self.isr_jitter
         d["app_enable"] = int(self.app)
         d["seed"] = self.seed
         return d

@@ -8,7 +8,6 @@ import time
 
 import numpy as np
 import pytest
-
 from rtrig.host.model_ref import (
     TICK_NS,
     ModelParams,
@@ -27,10 +26,6 @@ from rtrig.host.presets import PRESETS, PRESETS_NS, preset
 
 FIELDS = ("isr_latency", "isr_completion", "isr_missed",
           "app_latency", "app_completion", "app_missed")
-
-
-def period_of(hz):
-    return round(1e9 / (hz * TICK_NS))
 
 
 def test_from_ns_and_back():
