@@ -35,7 +35,8 @@ class LatencyMatcher(wiring.Component):
     carries edges with one pin time ``t``). Per stimulus pulse the first response
     rising edge after it gives ``latency``; the following falling edge gives
     ``completion``. A pulse whose response has not risen when the next pulse arrives
-    (or ``timeout`` ticks have passed, if nonzero) is ``missed``. Edges with equal
+    (or ``timeout`` ticks have passed, if nonzero) is ``missed``; the timeout bounds the
+    wait for the rise only (a completion may be longer than a stimulus period). Edges with equal
     time are ordered: response fall (belongs to the older pulse), stimulus, response
     rise (belongs to the newer pulse). A response still high when the next pulse
     arrives keeps its pulse; the new pulse waits behind it.
@@ -99,9 +100,6 @@ class LatencyMatcher(wiring.Component):
             take_next()
         with m.Elif(timed_out & ~stim & (st == _WAIT_RISE)):
             m.d.comb += [self.rec_a_valid.eq(1), a.missed.eq(1)]
-            take_next()
-        with m.Elif(timed_out & ~stim & (st == _WAIT_FALL)):
-            m.d.comb += [self.rec_a_valid.eq(1), a.incomplete.eq(1), a.latency.eq(lat)]
             take_next()
 
         # Step 2: a stimulus pulse arrives.

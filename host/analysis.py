@@ -1,0 +1,61 @@
+"""Latency statistics over captured records (numpy, no per-sample loops)."""
+
+import numpy as np
+
+from ..protocol import ChanFlags
+
+__all__ = ["channel_stats", "capture_summary", "ticks_to_ns", "PERCENTILES"]
+
+#: Percentiles reported per channel: name → percent.
+PERCENTILES = {"p50": 50, "p99": 99, "p999": 99.9, "p9999": 99.99}
+
+
+def ticks_to_ns(ticks, tick_hz):
+    return np.asarray(ticks, dtype=np.float64) * (1e9 / tick_hz)
+
+
+def _dist(values_ns, prefix=""):
+    out = {}
+    if len(values_ns) == 0:
+        for k in ("min", "max", "mean", *PERCENTILES):
+            out[f"{prefix}{k}_ns"] = None
+        out[f"{prefix}jitter_ns"] = None
+        out[f"{prefix}std_ns"] = None
+        return out
+    v = np.asarray(values_ns)
+    out[f"{prefix}min_ns"] = int(round(v.min()))
+    out[f"{prefix}max_ns"] = int(round(v.max()))
+    out[f"{prefix}mean_ns"] = round(float(v.mean()), 1)
+    out[f"{prefix}std_ns"] = round(float(v.std()), 1)
+    # inverted_cdf: every percentile is a measured sample, never an interpolation.
+    pct = np.percentile(v, list(PERCENTILES.values()), method="inverted_cdf")
+    for name, p in zip(PERCENTILES, pct):
+        out[f"{prefix}{name}_ns"] = int(round(p))
+    out[f"{prefix}jitter_ns"] = out[f"{prefix}max_ns"] - out[f"{prefix}min_ns"]
+    return out
+
+
+def channel_stats(records, tick_hz):
+    """Statistics of one channel's latency records.
+
+    Returns a dict: pulses, answered, missed, missed_fraction, latency figures
+    (min/max/mean/std/p50/p99/p999/p9999/jitter in ns) and the same for completion
+    with a ``completion_`` prefix.
+    """
+    missed = (records["flags"] & ChanFlags.MISSED) != 0
+    ok = records[~missed]
+    out = {
+        "pulses": int(len(records)),
+        "answered": int(len(ok)),
+        "missed": int(missed.sum()),
+        "missed_fraction": float(missed.mean()) if len(records) else 0.0,
+    }
+    out.update(_dist(ticks_to_ns(ok["latency"], tick_hz)))
+    done = ok[(ok["flags"] & ChanFlags.INCOMPLETE) == 0]
+    out.update(_dist(ticks_to_ns(done["completion"], tick_hz), prefix="completion_"))
+    return out
+
+
+def capture_summary(cap):
+    """Per-channel statistics of a loaded capture: {name: channel_stats}."""
+    return {name: channel_stats(cap.channel(name), cap.tick_hz) for name in cap.channels()}

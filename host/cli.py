@@ -1,0 +1,300 @@
+"""The ``rtrig`` command: thin wrappers over the library functions.
+
+Results go to stdout (``--json`` for machines); status and progress to stderr.
+Errors are one line ``error: …`` plus a hint, with the exit code of their type;
+``--debug`` shows tracebacks.
+"""
+
+import datetime
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .. import __version__
+from .errors import RtrigError, UsageError
+from .units import DURATION, FREQUENCY, format_hz, format_ns
+
+__all__ = ["cli", "main"]
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class Obj:
+    def __init__(self, port, sim, debug):
+        self.port, self.sim, self.debug = port, sim, debug
+
+    def rig(self):
+        from .measure import open_rig
+        if self.sim and self.port:
+            raise UsageError("give either --port or --sim, not both")
+        return open_rig(self.port, self.sim)
+
+
+@click.group(context_settings=CONTEXT, no_args_is_help=True)
+@click.version_option(__version__, "-V", "--version", prog_name="rtrig")
+@click.option("--port", envvar="RTRIG_PORT", metavar="PORT",
+              help="Rig serial port or pyserial URL (env RTRIG_PORT).")
+@click.option("--sim", is_flag=True, envvar="RTRIG_SIM",
+              help="Use the simulation twin instead of a rig on a port.")
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+@click.pass_context
+def cli(ctx, port, sim, debug):
+    """rtrig: measure interrupt latency, jitter, max frequency and saturation of an OS."""
+    ctx.obj = Obj(port, sim, debug)
+
+
+def _sim_option(f):
+    """Accept --sim / --port after the subcommand too (``rtrig capture --sim``)."""
+    f = click.option("--sim", "sim_here", is_flag=True, help="Use the simulation twin.")(f)
+    f = click.option("--port", "port_here", metavar="PORT", help="Rig port (as the global option).")(f)
+    return f
+
+
+def _merge(obj, sim_here, port_here):
+    if sim_here:
+        obj.sim = True
+    if port_here:
+        obj.port = port_here
+
+
+def _default_path(kind):
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path("captures") / f"{kind}-{stamp}.rtrig"
+
+
+@cli.command(context_settings=CONTEXT)
+@_sim_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+def info(obj, sim_here, port_here, as_json):
+    """Identify the rig: board, gateware version and hash, tick rate, link speed."""
+    _merge(obj, sim_here, port_here)
+    from ..protocol import Target
+    with obj.rig() as rig:
+        d = rig.describe()
+        d["tick_ns"] = 1e9 / d["tick_hz"]
+        d["targets"] = [t.name.lower() for t in Target if d["caps"] & (1 << t)]
+        d["build_hash"] = f"{d['build_hash']:08x}"
+        del d["caps"]
+    if as_json:
+        click.echo(json.dumps(d, indent=2))
+        return
+    click.echo(f"rig        {'simulation twin' if d['simulation'] else d['port']}")
+    click.echo(f"board      {d['board']} ({'simulation' if d['board'] == 0 else 'FPGA'})")
+    click.echo(f"gateware   protocol v{d['version']}, build {d['build_hash']}")
+    click.echo(f"timebase   {d['tick_hz'] / 1e6:g} MHz, {d['tick_ns']:g} ns per tick "
+               f"(input delay {d['in_delay']} ticks, subtracted)")
+    click.echo(f"link       {d['baud']} baud")
+    click.echo(f"inputs     {d['n_inputs']}")
+    click.echo(f"targets    {', '.join(d['targets'])}")
+
+
+def _parse_model(text):
+    """'isr_entry=2us,isr_service=500ns,app=0' → {field: ticks or value} (ns kwargs)."""
+    from .units import parse_duration
+    out = {}
+    if not text:
+        return out
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        if "=" not in item:
+            raise UsageError(f"--model expects key=value pairs, got '{item}'",
+                             hint="e.g. --model isr_entry=2us,isr_service=1us")
+        k, v = (s.strip() for s in item.split("=", 1))
+        k = k.removesuffix("_ns")
+        if k in ("app",):
+            out[k] = v.lower() in ("1", "true", "yes", "on")
+        elif k == "seed":
+            out[k] = int(v, 0)
+        else:
+            try:
+                out[k + "_ns"] = parse_duration(v) * 1e9
+            except ValueError as e:
+                raise UsageError(f"--model {k}: {e}") from None
+    return out
+
+
+def model_params(preset, model_text):
+    """Model parameters (ticks, ModelParams fields) from a preset and overrides."""
+    from .model_ref import ModelParams
+    base = {}
+    if preset:
+        from .presets import PRESETS, preset_params
+        if preset not in PRESETS:
+            raise UsageError(f"unknown preset '{preset}'",
+                             hint=f"presets: {', '.join(sorted(PRESETS))}")
+        base = preset_params(preset)
+    over = _parse_model(model_text)
+    try:
+        p = ModelParams.from_ns(**over) if over else None
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"--model: {e}", hint="see docs/model.md for parameter names") from None
+    merged = dict(base)
+    if p is not None:
+        from dataclasses import asdict
+        given = {k.removesuffix("_ns") for k in over}
+        merged.update({k: v for k, v in asdict(p).items() if k in given})
+    if not merged and not preset:
+        from dataclasses import asdict
+        merged = asdict(ModelParams())
+    return merged
+
+
+def _print_summary(res):
+    s = res.summary
+    cols = ["pulses", "answered", "missed", "min_ns", "mean_ns", "p50_ns", "p99_ns",
+            "p999_ns", "max_ns", "jitter_ns"]
+    heads = ["pulses", "answered", "missed", "min", "mean", "p50", "p99", "p99.9", "max",
+             "jitter"]
+    click.echo(f"{'channel':8}" + "".join(f"{h:>11}" for h in heads))
+    for name, st in s.items():
+        row = []
+        for c in cols:
+            v = st[c]
+            row.append(str(v) if c in ("pulses", "answered", "missed") else format_ns(v))
+        click.echo(f"{name:8}" + "".join(f"{v:>11}" for v in row))
+    ln = res.link
+    click.echo(f"link: {ln['crc_errors']} CRC errors, {ln['lost_packets']} lost packets, "
+               f"{ln['overflows']} FIFO overflows")
+    click.echo(f"capture: {res.path} ({res.final['status']})")
+
+
+@cli.command(context_settings=CONTEXT)
+@_sim_option
+@click.option("--target", default="external", show_default=True,
+              type=click.Choice(["external", "loopback", "model", "soc"]),
+              help="What drives the rig inputs.")
+@click.option("--freq", type=FREQUENCY, default="1k", show_default=True,
+              help="Stimulus frequency (e.g. 5k, 127kHz).")
+@click.option("--count", type=int, default=None, help="Pulses to send [default: 1000].")
+@click.option("--duration", type=DURATION, default=None,
+              help="Capture length instead of --count (e.g. 200ms).")
+@click.option("--duty", type=float, default=0.5, show_default=True,
+              help="Stimulus high fraction, 0 < duty < 1.")
+@click.option("--jitter", type=DURATION, default="0", show_default=True,
+              help="Extra random delay per period, uniform 0..J (avoids phase lock).")
+@click.option("--delay", type=DURATION, default="0", show_default=True,
+              help="Loopback target: echo delay.")
+@click.option("--channels", default=None, help="Response channels: isr, app or isr,app.")
+@click.option("--model", "model_text", default=None, metavar="K=V,...",
+              help="Model target parameters with units (see docs/model.md).")
+@click.option("--preset", default=None, help="Model target preset (see docs/model.md).")
+@click.option("--load/--no-load", default=False, help="Run the target's load task.")
+@click.option("--timeout", type=DURATION, default=None,
+              help="Response window (default: until the next stimulus).")
+@click.option("--raw", is_flag=True, help="Also record raw edge events.")
+@click.option("--truth", is_flag=True, help="Model target: also record its true latencies.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Capture file [default: captures/capture-DATE.rtrig].")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@click.pass_obj
+def capture(obj, sim_here, port_here, target, freq, count, duration, duty, jitter, delay,
+            channels, model_text, preset, load, timeout, raw, truth, output, as_json, quiet):
+    """Send stimulus pulses and record every response latency."""
+    _merge(obj, sim_here, port_here)
+    from .measure import CaptureSettings, run_capture
+    if count is not None and duration is not None:
+        raise UsageError("give --count or --duration, not both")
+    if count is None and duration is None:
+        count = 1000
+    if channels is None:
+        channels = "isr,app" if target in ("model", "soc") and "app=0" not in (model_text or "") \
+            else "isr"
+    chans = tuple(c.strip().lower() for c in channels.split(",") if c.strip())
+    model = None
+    if target == "model":
+        model = model_params(preset, model_text)
+        if not model.get("app", True):
+            chans = tuple(c for c in chans if c != "app")
+    elif preset or model_text:
+        raise UsageError("--model and --preset apply to --target model only")
+    settings = CaptureSettings(freq=freq, count=count, duration=duration, duty=duty,
+                               jitter=jitter, channels=chans, target=target, delay=delay,
+                               model=model, preset=preset, load=load, timeout=timeout,
+                               raw_events=raw, truth=truth)
+    path = output or _default_path("capture")
+    with obj.rig() as rig:
+        settings.ticks(rig.tick_hz)       # validate before anything runs
+        res = run_capture(rig, settings, path, progress=not quiet)
+    if as_json:
+        click.echo(json.dumps(res.to_json(), indent=2))
+    else:
+        _print_summary(res)
+
+
+@cli.command(context_settings=CONTEXT)
+@_sim_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+def selftest(obj, sim_here, port_here, as_json):
+    """Check the rig itself: loopback delays and frequencies must read exactly."""
+    _merge(obj, sim_here, port_here)
+    from .selftest import run_selftest
+    with obj.rig() as rig:
+        results = run_selftest(rig, log=lambda m: click.echo(m, err=True))
+    ok = all(r["passed"] for r in results)
+    if as_json:
+        click.echo(json.dumps({"passed": ok, "checks": results}, indent=2))
+    else:
+        for r in results:
+            click.echo(f"{'PASS' if r['passed'] else 'FAIL'}  {r['name']}: {r['detail']}")
+        click.echo(f"{sum(r['passed'] for r in results)} passed, "
+                   f"{sum(not r['passed'] for r in results)} failed")
+    if not ok:
+        sys.exit(1)
+
+
+def _register_optional():
+    """Commands that live in their own modules (reports, sweeps, boards)."""
+    import importlib
+    for mod in ("cli_sweep", "cli_report", "cli_boards"):
+        try:
+            m = importlib.import_module(f"{__package__}.{mod}")
+        except ModuleNotFoundError as e:
+            if e.name and e.name.endswith(mod):
+                continue
+            raise
+        m.register(cli)
+
+
+_register_optional()
+
+
+def main(argv=None):
+    """Entry point: run the CLI with the project's error handling."""
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        cli.main(args=argv, prog_name="rtrig", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        click.echo("interrupted: everything recorded so far is kept in the capture file",
+                   err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except RtrigError as e:
+        if debug:
+            raise
+        click.echo(f"error: {e}", err=True)
+        if e.hint:
+            click.echo(f"hint: {e.hint}", err=True)
+        sys.exit(e.exit_code)
+    except OSError as e:
+        if debug:
+            raise
+        click.echo(f"error: {e.strerror or e}: {getattr(e, 'filename', '') or ''}".rstrip(": "),
+                   err=True)
+        sys.exit(1)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+
+
+if __name__ == "__main__":
+    main()

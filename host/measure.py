@@ -1,0 +1,349 @@
+"""Capture procedure: configure the rig, run a pulse train, record every answer.
+
+:func:`open_rig` gives a :class:`RigSession` on a serial port or on the simulation
+twin; :func:`run_capture` runs one capture into a capture file and returns its
+summary. Both are what the CLI calls; a notebook can call them directly.
+"""
+
+import contextlib
+import datetime
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__
+from ..capture import CaptureWriter, load
+from ..protocol import GATEWARE_VERSION, PacketType, Reg, StimCtrl, StreamEnable, Target
+from .analysis import capture_summary
+from .errors import LinkError, UsageError
+from .link import RigLink, decode_events, decode_latency, decode_truth
+
+__all__ = ["CaptureSettings", "RigSession", "open_rig", "run_capture", "CaptureResult",
+           "TARGETS", "CHANNELS"]
+
+TARGETS = {"external": Target.EXTERNAL, "loopback": Target.LOOPBACK, "model": Target.MODEL,
+           "soc": Target.SOC}
+CHANNELS = {"isr": 0, "app": 1}
+_MODEL_REGS = {
+    "isr_entry": Reg.MODEL_ISR_ENTRY, "isr_jitter": Reg.MODEL_ISR_JITTER,
+    "isr_service": Reg.MODEL_ISR_SERVICE, "app_wake": Reg.MODEL_APP_WAKE,
+    "app_service": Reg.MODEL_APP_SERVICE, "load_quantum": Reg.MODEL_LOAD_QUANTUM,
+    "heartbeat_work": Reg.MODEL_HB_WORK, "tick_period": Reg.MODEL_TICK_PERIOD,
+    "tick_service": Reg.MODEL_TICK_SERVICE, "seed": Reg.MODEL_SEED,
+}
+
+
+@dataclass
+class CaptureSettings:
+    """What to measure. Times in seconds, frequencies in Hz.
+
+    ``count`` pulses (or ``duration`` s) at ``freq`` with ``duty`` high fraction and up
+    to ``jitter`` s of uniform extra delay per period; ``channels`` are the response
+    channels recorded (``isr``, ``app``); ``target`` says what drives the rig inputs.
+    ``timeout`` bounds the wait for a response rise (default: the longest period,
+    i.e. "before the next stimulus").
+    """
+    freq: float
+    count: int | None = 1000
+    duration: float | None = None
+    duty: float = 0.5
+    jitter: float = 0.0
+    channels: tuple = ("isr",)
+    target: str = "external"
+    delay: float = 0.0
+    model: dict | None = None      # ModelParams fields (ticks) for target "model"
+    preset: str | None = None
+    load: bool = False
+    timeout: float | None = None
+    raw_events: bool = False
+    truth: bool = False
+    description: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def ticks(self, tick_hz):
+        """Validate against the rig's tick rate; returns register values."""
+        if not (self.freq > 0 and math.isfinite(self.freq)):
+            raise UsageError(f"frequency must be positive, got {self.freq:g} Hz",
+                             hint="e.g. --freq 10k")
+        if not 0 < self.duty < 1:
+            raise UsageError(f"duty cycle must be between 0 and 1 (exclusive), got {self.duty:g}")
+        if self.count is not None and self.count <= 0:
+            raise UsageError(f"pulse count must be at least 1, got {self.count}")
+        if self.duration is not None and self.duration <= 0:
+            raise UsageError(f"duration must be positive, got {self.duration:g} s")
+        if self.jitter < 0 or self.delay < 0:
+            raise UsageError("jitter and delay cannot be negative")
+        if self.target not in TARGETS:
+            raise UsageError(f"unknown target '{self.target}'",
+                             hint=f"choose one of: {', '.join(TARGETS)}")
+        for ch in self.channels:
+            if ch not in CHANNELS:
+                raise UsageError(f"unknown channel '{ch}'", hint="channels are: isr, app")
+        period = round(tick_hz / self.freq)
+        if period < 4:
+            raise UsageError(f"{self.freq:g} Hz is too fast for a {tick_hz / 1e6:g} MHz rig "
+                             f"(period {period} ticks; at least 4)")
+        if period >= 2**31:
+            raise UsageError(f"{self.freq:g} Hz is too slow (period over 2^31 ticks)")
+        high = min(max(1, round(period * self.duty)), period - 1)
+        count = self.count
+        if count is None:
+            count = max(1, round((self.duration or 1.0) * self.freq))
+        jitter = round(self.jitter * tick_hz)
+        timeout = round(self.timeout * tick_hz) if self.timeout else period + jitter
+        return {"period": period, "high": high, "count": count, "jitter": jitter,
+                "timeout": timeout, "delay": round(self.delay * tick_hz)}
+
+
+class RigSession:
+    """An open rig: ``link`` (a :class:`RigLink`), ``info`` (identity registers),
+    ``sim`` (the running simulation twin, or None)."""
+
+    def __init__(self, link, info, sim=None, port=None):
+        self.link = link
+        self.info = info
+        self.sim = sim
+        self.port = port
+
+    @property
+    def tick_hz(self):
+        return self.info["tick_hz"]
+
+    def describe(self):
+        return {**self.info, "port": self.port if not self.sim else "sim",
+                "simulation": self.sim is not None}
+
+
+@contextlib.contextmanager
+def open_rig(port=None, sim=False, log=None):
+    """Open a rig on ``port`` (a device or pyserial URL) or start the simulation twin."""
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    if not sim and not port:
+        raise UsageError("no rig given", hint="use --port PORT (or RTRIG_PORT), or --sim")
+    simrig = None
+    try:
+        if sim:
+            from .sim import SimRig
+            simrig = SimRig(log=log).start()
+            port = simrig.url
+        link = RigLink(port)
+        try:
+            info = link.identify()
+            if info["version"] != GATEWARE_VERSION:
+                raise LinkError(f"the rig's gateware speaks protocol {info['version']}, "
+                                f"this rtrig speaks {GATEWARE_VERSION}",
+                                hint="rebuild/flash the gateware or upgrade rtrig")
+            yield RigSession(link, info, simrig, port)
+        finally:
+            link.close()
+    finally:
+        if simrig is not None:
+            simrig.stop()
+
+
+@dataclass
+class CaptureResult:
+    path: Path
+    summary: dict
+    link: dict
+    meta: dict
+    final: dict
+
+    def to_json(self):
+        return {"capture": str(self.path), "channels": self.summary, "link": self.link,
+                "target": self.meta["target"], "stimulus": self.meta["stimulus"],
+                "mode": self.meta["mode"], "status": self.final.get("status"),
+                "tick_hz": self.meta["tick_hz"]}
+
+
+class _Progress:
+    """One status line on stderr, updated at most every 0.5 s."""
+
+    def __init__(self, total, label, enabled):
+        self.total, self.label, self.enabled = total, label, enabled
+        self._last = 0.0
+        self._shown = False
+
+    def update(self, done, force=False):
+        now = time.monotonic()
+        if not self.enabled or (not force and now - self._last < 0.5):
+            return
+        self._last = now
+        pct = 100.0 * done / self.total if self.total else 100.0
+        print(f"\r{self.label}: {done}/{self.total} ({pct:.0f} %)", end="", file=sys.stderr,
+              flush=True)
+        self._shown = True
+
+    def done(self):
+        if self._shown:
+            print(file=sys.stderr)
+
+
+def configure_target(link, settings, regs):
+    """Select the target and set its parameters (the stimulus must be stopped)."""
+    target = TARGETS[settings.target]
+    caps = link.read1(Reg.CAPS)
+    if not caps & (1 << target):
+        raise UsageError(f"target '{settings.target}' is not built into this rig's gateware")
+    link.write(Reg.TARGET_SEL, target)
+    link.write(Reg.LOOP_DELAY, regs["delay"])
+    if target == Target.MODEL:
+        link.write(Reg.MODEL_CTRL, 1)           # hold the model in reset while setting it
+        params = settings.model or {}
+        for name, reg in _MODEL_REGS.items():
+            if name in params:
+                link.write(reg, int(params[name]))
+        app = bool(params.get("app", True))
+        link.write(Reg.MODEL_CTRL, 0b10 if app else 0b00)
+    link.write(Reg.LOAD_EN, 1 if settings.load else 0)
+
+
+def run_capture(session, settings, path, progress=True, on_block=None):
+    """Run one capture into ``path``; returns a :class:`CaptureResult`.
+
+    Records are written in blocks as they arrive; on KeyboardInterrupt (or a link
+    failure) the stimulus is stopped, everything received so far is written, the
+    file is closed with status ``interrupted`` and the exception propagates.
+    """
+    link = session.link
+    tick_hz = session.tick_hz
+    regs = settings.ticks(tick_hz)
+    chan_mask = sum(1 << CHANNELS[c] for c in settings.channels)
+    n_ch = len(settings.channels)
+    count = regs["count"]
+
+    link.write(Reg.STIM_CTRL, 0)
+    link.write(Reg.STREAM_EN, 0)
+    configure_target(link, settings, regs)
+    streams = StreamEnable.LATENCY
+    if settings.raw_events:
+        streams |= StreamEnable.EVENTS
+    if settings.truth:
+        streams |= StreamEnable.TRUTH
+    link.configure(
+        STIM_PERIOD=regs["period"], STIM_HIGH=regs["high"], STIM_COUNT=count,
+        STIM_JITTER=regs["jitter"], STIM_SEED=1, LAT_CH_EN=chan_mask,
+        LAT_TIMEOUT=regs["timeout"],
+        EDGE_EN=(0x3F | 0x3F << 8 | 1 << 16) if settings.raw_events else 0,
+    )
+    # Let the target settle (a model coming out of reset, a load task starting).
+    link.write(Reg.CLEAR, 1)
+    link.poll()
+    for t in PacketType.LATENCY, PacketType.EVENT, PacketType.TRUTH:
+        link.take(t)
+    link.write(Reg.STREAM_EN, streams)
+
+    meta = {
+        "format": "rtrig-capture",
+        "rtrig_version": __version__,
+        "gateware_version": session.info["version"],
+        "gateware_hash": f"{session.info['build_hash']:08x}",
+        "board": session.info["board"],
+        "simulation": session.sim is not None,
+        "tick_hz": tick_hz,
+        "in_delay_ticks": session.info["in_delay"],
+        "calibration": {"in_delay_ticks_subtracted": session.info["in_delay"]},
+        "target": {"kind": settings.target, "delay_ticks": regs["delay"],
+                   "model": settings.model, "preset": settings.preset,
+                   "description": settings.description},
+        "stimulus": {"freq_hz": tick_hz / regs["period"], "requested_freq_hz": settings.freq,
+                     "period_ticks": regs["period"], "high_ticks": regs["high"],
+                     "count": count, "jitter_ticks": regs["jitter"]},
+        "channels": list(settings.channels),
+        "load": settings.load,
+        "timeout_ticks": regs["timeout"],
+        "mode": "records",
+        "raw_events": settings.raw_events,
+        "start_time": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        **settings.extra,
+    }
+    expected = count * n_ch
+    bar = _Progress(expected, f"capture {settings.target} @ {settings.freq:g} Hz", progress)
+    received = 0
+    status = "complete"
+    writer = CaptureWriter(path, meta)
+
+    def flush():
+        nonlocal received
+        lat = decode_latency(link.take(PacketType.LATENCY))
+        received += len(lat)
+        writer.array(b"LATR", lat)
+        writer.array(b"EVNT", decode_events(link.take(PacketType.EVENT)))
+        writer.array(b"TRTH", decode_truth(link.take(PacketType.TRUTH)))
+        if on_block is not None:
+            on_block(received)
+
+    try:
+        link.write(Reg.STIM_CTRL, StimCtrl.RUN)
+        last_flush = time.monotonic()
+        last_check = 0.0
+        stim_done_at = None
+        quiet_since = None
+        while True:
+            got = link.poll(wait=0.05)
+            now = time.monotonic()
+            pending = len(link.streams[PacketType.LATENCY]) // 19
+            if now - last_flush > 0.5 or pending > 20000:
+                flush()
+                last_flush = now
+            bar.update(received + pending)
+            if received + pending >= expected and stim_done_at is not None:
+                break
+            if now - last_check > 0.25:
+                last_check = now
+                if stim_done_at is None and link.read1(Reg.STIM_STATUS) == 0:
+                    stim_done_at = link.time()
+                elif stim_done_at is not None:
+                    # Every window has closed once the rig's clock has passed the last
+                    # pulse by the timeout; after that, wait for the link to go quiet.
+                    if link.time() > stim_done_at + regs["timeout"] + 10_000:
+                        produced = link.read1(Reg.LAT_RECORDS)
+                        if received + pending >= produced:
+                            break
+            if got:
+                quiet_since = None
+            elif stim_done_at is not None:
+                quiet_since = quiet_since or now
+                if now - quiet_since > 5.0:
+                    break
+    except (KeyboardInterrupt, LinkError) as exc:
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "link lost"
+        with contextlib.suppress(Exception):
+            link.write(Reg.STIM_CTRL, 0)
+            link.poll(wait=0.2)
+        flush()
+        writer.close(final={"status": status, "records": received,
+                            "end_time": _now()})
+        bar.done()
+        raise
+    finally:
+        bar.done()
+    flush()
+    counters = {
+        "crc_errors": link.crc_errors,
+        "lost_packets": link.lost_packets,
+        "bad_payloads": link.bad_payloads,
+        "overflows": link.read1(Reg.LAT_OVERFLOW) + link.read1(Reg.EVT_OVERFLOW),
+        "lat_overflow": link.read1(Reg.LAT_OVERFLOW),
+        "evt_overflow": link.read1(Reg.EVT_OVERFLOW),
+        "truth_overflow": link.read1(Reg.TRUTH_OVERFLOW),
+        "rx_errors": link.read1(Reg.RX_ERRORS),
+    }
+    pulses_issued = link.read1(Reg.STIM_PULSES)
+    heartbeat = link.read1(Reg.HB_COUNT)
+    link.write(Reg.STREAM_EN, 0)
+    if received < expected:
+        status = "incomplete"
+    final = {"status": status, "records": received, "expected_records": expected,
+             "pulses_issued": pulses_issued, "heartbeat_edges": heartbeat,
+             "link": counters, "end_time": _now()}
+    writer.close(final=final)
+    cap = load(path)
+    return CaptureResult(Path(path), capture_summary(cap), counters, meta, final)
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat()
+

@@ -1,0 +1,65 @@
+"""Quantities with units on the command line: frequencies and durations."""
+
+import re
+
+import click
+
+__all__ = ["parse_frequency", "parse_duration", "FREQUENCY", "DURATION", "format_hz",
+           "format_ns"]
+
+_NUM = r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
+_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+_TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "min": 60.0}
+
+
+def parse_frequency(text):
+    """'5k', '127kHz', '10 Hz', '1.5MHz', '2000' → Hz (float)."""
+    m = re.fullmatch(_NUM + r"\s*([kKMG]?)(?:[hH][zZ])?", str(text).strip())
+    if not m:
+        raise ValueError(f"'{text}' is not a frequency (try 10k, 127kHz, 50Hz)")
+    return float(m.group(1)) * _SI[m.group(2)]
+
+
+def parse_duration(text):
+    """'1.5us', '200ms', '2s', '10ns', '0' → seconds (float). A unit is required for
+    nonzero values."""
+    s = str(text).strip()
+    m = re.fullmatch(_NUM + r"\s*(s|ms|us|µs|ns|min)?", s)
+    if not m or (m.group(2) is None and float(m.group(1)) != 0):
+        raise ValueError(f"'{text}' is not a duration (try 1.5us, 200ms, 2s)")
+    return float(m.group(1)) * _TIME[m.group(2) or "s"]
+
+
+class _Quantity(click.ParamType):
+    def __init__(self, name, parser):
+        self.name = name
+        self._parse = parser
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)):
+            return float(value)
+        try:
+            return self._parse(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
+FREQUENCY = _Quantity("frequency", parse_frequency)
+DURATION = _Quantity("duration", parse_duration)
+
+
+def format_hz(hz):
+    if hz is None:
+        return "—"
+    for unit, f in (("MHz", 1e6), ("kHz", 1e3)):
+        if hz >= f:
+            return f"{hz / f:.4g} {unit}"
+    return f"{hz:.4g} Hz"
+
+
+def format_ns(ns):
+    if ns is None:
+        return "—"
+    if abs(ns) >= 10_000:
+        return f"{ns / 1000:.1f} µs"
+    return f"{ns:.0f} ns"
