@@ -299,7 +299,8 @@ class Rig(wiring.Component):
             _pkt(m, PacketType.EVENT, 7, ev_fifo.r_data, ev_fifo),
         ]
         if truth_src is not None:
-            m.submodules.truth_fifo = truth_fifo = fifo.SyncFIFOBuffered(width=104, depth=65)
+            m.submodules.truth_fifo = truth_fifo = fifo.SyncFIFOBuffered(
+                width=104, depth=self.fifo_depth + 1)
             tp = truth_src.payload
             m.d.comb += [
                 truth_fifo.w_data.eq(Cat(tp.pulse, tp.channel, Signal(5), tp.missed,

@@ -284,10 +284,10 @@ def run_capture(session, settings, path, progress=True, on_block=None):
         while True:
             got = link.poll(wait=0.05)
             now = time.monotonic()
-            pending = len(link.streams[PacketType.LATENCY]) // 19
-            if now - last_flush > 0.5 or pending > 20000:
+            if now - last_flush > 0.5 or len(link.streams[PacketType.LATENCY]) > 19 * 20000:
                 flush()
                 last_flush = now
+            pending = len(link.streams[PacketType.LATENCY]) // 19
             bar.update(received + pending)
             if received + pending >= expected and stim_done_at is not None:
                 break
@@ -300,6 +300,7 @@ def run_capture(session, settings, path, progress=True, on_block=None):
                     # pulse by the timeout; after that, wait for the link to go quiet.
                     if link.time() > stim_done_at + regs["timeout"] + 10_000:
                         produced = link.read1(Reg.LAT_RECORDS)
+                        pending = len(link.streams[PacketType.LATENCY]) // 19
                         if received + pending >= produced:
                             break
             if got:

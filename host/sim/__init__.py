@@ -60,6 +60,7 @@ def _key(clk_freq, baud, with_model):
     h = hashlib.sha256()
     h.update(gateware_hash().encode())
     h.update(HARNESS.read_bytes())
+    h.update(Path(__file__).read_bytes())
     h.update(f"{clk_freq}:{baud}:{with_model}:{vpkg.__version__}".encode())
     return h.hexdigest()[:16]
 
@@ -71,6 +72,28 @@ def _has_module(name):
         return importlib.util.find_spec(name) is not None
     except ModuleNotFoundError:
         return False
+
+
+def _write_flat_verilog(rig, directory):
+    """Write ``rig_top.v``: the design flattened and optimised by Yosys.
+
+    Amaranth's own Verilog keeps constant drivers in ``always @*`` blocks that read
+    nothing; by the standard such a block never runs, and Verilator honours that
+    (warning ALWNEVER), so those bits would stay 0. ``proc`` + ``flatten`` turns every
+    process into plain cells and assigns, which Verilator also simulates faster.
+    """
+    from amaranth._toolchain.yosys import find_yosys
+    from amaranth.back import rtlil
+    il = rtlil.convert(rig, name="rig_top")
+    yosys = find_yosys(lambda ver: ver >= (0, 40))
+    script = (f"read_rtlil <<rtlil\n{il}\nrtlil\nproc\nflatten\nopt -full\n"
+              "opt_clean -purge\nwrite_verilog -norename -noattr rig_top.v\n")
+    cwd = os.getcwd()
+    try:
+        os.chdir(directory)       # the WebAssembly Yosys writes below its cwd only
+        yosys.run(["-q", "-"], script)
+    finally:
+        os.chdir(cwd)
 
 
 def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None):
@@ -85,14 +108,12 @@ def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None):
     log = log or (lambda msg: print(msg, file=sys.stderr))
     log(f"building the simulation twin ({key}); the first build takes about a minute…")
     t0 = time.monotonic()
-    from amaranth.back import verilog
-
     from ...gateware.top import Rig
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     rig = Rig(clk_freq=clk_freq, baud=baud, board=0, with_model=with_model)
-    (tmp / "rig_top.v").write_text(verilog.convert(rig, name="rig_top"))
+    _write_flat_verilog(rig, tmp)
     vexe, env = _verilator()
     cmd = [
         str(vexe), "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 2),
@@ -105,6 +126,9 @@ def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None):
     ]
     proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
     (tmp / "build.log").write_text(proc.stdout + proc.stderr)
+    if "ALWNEVER" in proc.stdout + proc.stderr:
+        raise SimulationError(f"Verilator found always blocks that never run "
+                              f"(log: {tmp / 'build.log'})")
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
         raise SimulationError(f"Verilator build failed (log: {tmp / 'build.log'})\n{tail}")
