@@ -269,6 +269,50 @@ class Rig(wiring.Component):
         with m.Elif(lat_fifo.w_en & lat_fifo.w_rdy):
             m.d.sync += lat_count.eq(lat_count + 1)
 
+        # ---- On-chip statistics (gateware/stats.py, docs/statistics.md) ---------------
+        # With STAT_CTRL bit 0 set, the matchers of the LAT_CH_EN channels run even while
+        # the LATENCY stream is off, and their records reach the stream only while it is
+        # on. These assignments override the matcher enables and merger strobes made
+        # above (last assignment wins); with STAT_CTRL = 0 the rig behaves as before.
+        from .stats import Statistics
+        m.submodules.stats = stats = Statistics()
+        stat_on = rw["STAT_CTRL"][0]
+        for ch in range(N_LATENCY_CHANNELS):
+            mt = m.submodules[f"match{ch}"]
+            m.d.comb += [
+                mt.enable.eq((lat_on | stat_on) & rw["LAT_CH_EN"][ch]),
+                lat_merge.valid[2 * ch].eq(mt.rec_a_valid & lat_on),
+                lat_merge.valid[2 * ch + 1].eq(mt.rec_b_valid & lat_on),
+                stats.rec_a_valid[ch].eq(mt.rec_a_valid),
+                stats.rec_a[ch].eq(mt.rec_a),
+                stats.rec_b_valid[ch].eq(mt.rec_b_valid),
+                stats.rec_b[ch].eq(mt.rec_b),
+            ]
+        m.d.comb += [
+            stats.enable.eq(stat_on),
+            stats.clear.eq(clear),
+            stats.bin_shift.eq(rw["STAT_BIN_SHIFT"]),
+            stats.bin_offset.eq(rw["STAT_BIN_OFFSET"]),
+            stats.stat_sel_we.eq(strobe["STAT_SEL"]),
+            stats.hist_sel_we.eq(strobe["HIST_SEL"]),
+            stats.sel_data.eq(regs.w_data),
+            stats.stat_rd.eq(regs.read_strobe["STAT_DATA"]),
+            stats.hist_rd.eq(regs.read_strobe["HIST_DATA"]),
+            ro["STAT_INFO"].eq(stats.info),
+            ro["STAT_STATUS"].eq(stats.status),
+            ro["STAT_DROPS"].eq(stats.drops),
+            ro["STAT_DATA"].eq(stats.stat_data),
+            ro["HIST_DATA"].eq(stats.hist_data),
+            stats.hb_edge.eq(edges.rise[2] | edges.fall[2]),
+            stats.running.eq(stim.running),
+            stats.hb_window.eq(rw["HB_WINDOW"]),
+            ro["HB_LAST"].eq(stats.hb_last),
+            ro["HB_MIN"].eq(stats.hb_min),
+            ro["HB_MAX"].eq(stats.hb_max),
+            ro["HB_WINDOWS"].eq(stats.hb_windows),
+        ]
+        # ---- end of on-chip statistics ---------------------------------------------------
+
         # Host link
         m.submodules.rx = rx = UARTRx(divisor)
         m.submodules.rx_fifo = rx_fifo = fifo.SyncFIFO(width=8, depth=16)

@@ -4,10 +4,12 @@ Framing (DESIGN §2)
 -------------------
 Every packet, in both directions, is::
 
-    SLIP( type:u8 | seq:u8 | payload | crc16:u16 big-endian ) END
+    END SLIP( type:u8 | seq:u8 | payload | crc16:u16 big-endian ) END
 
 SLIP (RFC 1055) escapes ``END`` (0xC0) as ``ESC ESC_END`` and ``ESC`` (0xDB) as
-``ESC ESC_ESC``; ``END`` closes a packet. The CRC is CRC-16/XMODEM (polynomial
+``ESC ESC_ESC``. ``END`` both opens and closes a packet, so the tail of a torn packet
+is closed off as one bad packet and the next packet arrives whole; empty packets
+(``END END``) are ignored. The CRC is CRC-16/XMODEM (polynomial
 0x1021, initial value 0, no reflection) over ``type | seq | payload``; transmitted
 high byte first, so the CRC over a whole good body is zero.
 
@@ -167,6 +169,27 @@ REGISTERS = [
     RegisterInfo("MODEL_TICK_PERIOD", 0x058, _W, 0, "model: kernel tick period; 0 = none"),
     RegisterInfo("MODEL_TICK_SERVICE", 0x059, _W, 0, "model: kernel tick interrupt work"),
     RegisterInfo("MODEL_SEED", 0x05A, _W, 1, "model: jitter PRNG seed"),
+    # On-chip statistics (rtrig.gateware.stats; docs/statistics.md), 0x060..0x07F.
+    RegisterInfo("STAT_CTRL", 0x060, _W, 0,
+                 "bit 0: accumulate statistics (runs the LAT_CH_EN matchers even with the "
+                 "LATENCY stream off); CLEAR zeroes them"),
+    RegisterInfo("STAT_BIN_SHIFT", 0x061, _W, 0, "histogram bin width is 2**k ticks (k 0..31)"),
+    RegisterInfo("STAT_BIN_OFFSET", 0x062, _W, 0, "latency of the lower edge of bin 0, ticks"),
+    RegisterInfo("STAT_INFO", 0x063, _R, 0,
+                 "bits 0..7 log2(histogram bins), 8..15 channels, 16..23 bits per bin"),
+    RegisterInfo("STAT_STATUS", 0x064, _R, 0, "bit 0: histogram clear sweep running"),
+    RegisterInfo("STAT_DROPS", 0x065, _R, 0, "records not accumulated (all channels)"),
+    RegisterInfo("STAT_SEL", 0x066, _S, 0,
+                 "write: STAT_DATA pointer = channel * 32 + word (STAT_WORDS)"),
+    RegisterInfo("STAT_DATA", 0x067, _R, 0, "statistics word at the pointer; a read advances it"),
+    RegisterInfo("HIST_SEL", 0x068, _S, 0, "write: HIST_DATA pointer = channel * bins + bin"),
+    RegisterInfo("HIST_DATA", 0x069, _R, 0, "histogram bin at the pointer; a read advances it"),
+    RegisterInfo("HB_WINDOW", 0x070, _W, 0, "heartbeat window, ticks; 0 = off"),
+    RegisterInfo("HB_LAST", 0x071, _R, 0, "heartbeat edges in the last complete window"),
+    RegisterInfo("HB_MIN", 0x072, _R, 0xFFFFFFFF,
+                 "fewest heartbeat edges in a window inside a stimulus run (all ones: none)"),
+    RegisterInfo("HB_MAX", 0x073, _R, 0, "most heartbeat edges in a window inside a stimulus run"),
+    RegisterInfo("HB_WINDOWS", 0x074, _R, 0, "complete windows inside stimulus runs since CLEAR"),
 ]
 
 Reg = enum.IntEnum("Reg", {r.name: r.addr for r in REGISTERS})
@@ -217,7 +240,7 @@ def slip_encode(body: bytes) -> bytes:
 def frame(ptype: int, seq: int, payload: bytes) -> bytes:
     """Encode one packet: body, CRC and SLIP framing."""
     body = bytes((int(ptype), seq & 0xFF)) + bytes(payload)
-    return slip_encode(body + crc16(body).to_bytes(2, "big"))
+    return bytes((SLIP_END,)) + slip_encode(body + crc16(body).to_bytes(2, "big"))
 
 
 class SlipDecoder:

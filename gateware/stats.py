@@ -1,0 +1,542 @@
+"""On-chip statistics: per-channel latency accumulators, histograms and heartbeat windows.
+
+At pulse rates the host link cannot carry (DESIGN §3, "on-chip statistics"), the rig
+accumulates, per response channel, everything the host needs for a summary and reads
+it once at the end:
+
+* :class:`ChannelStats` — answered/missed counts, min/max/sum/sum of squares of the
+  latency, min/max/sum of the completion time, and a latency histogram in block RAM
+  with a host-chosen offset and bin width ``2**k`` ticks, plus underflow and overflow
+  counters (no value is ever clipped silently).
+* :class:`HeartbeatWindows` — heartbeat edges per programmable window: the last complete
+  window and min/max over the windows that lay entirely inside a stimulus run, so a
+  saturated load task shows up as a window with zero edges.
+* :class:`Statistics` — both channels behind two auto-incrementing read windows (one for
+  the scalar words, one for the histogram bins) and the heartbeat windows.
+
+The register map is in :mod:`rtrig.protocol` (addresses 0x060..0x07F); the layout of the
+scalar words read through ``STAT_DATA`` is :data:`STAT_WORDS` here, imported by the
+host (:mod:`rtrig.host.stats`).
+
+Widths and limits (documented in ``docs/statistics.md``)
+-------------------------------------------------------
+=================  =====  ===========================================================
+figure             bits   limit
+=================  =====  ===========================================================
+answered, missed   48     2**48 records (130 days of records at 25 M records/s)
+under/overflow     48     as above
+latency sum        64     exact while answered * max latency < 2**64
+latency sum sq.    96     exact while answered * max latency**2 < 2**96
+completion sum     64     as the latency sum
+histogram bin      32     saturates at 2**32 - 1 (sticky flag ``BIN_SATURATED``)
+=================  =====  ===========================================================
+
+A sum that wraps sets a sticky flag in the channel's ``FLAGS`` word; the host refuses
+to report a mean or a deviation from a wrapped sum.
+"""
+
+import enum
+
+from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..protocol import N_LATENCY_CHANNELS
+from .matcher import LatencyRecord
+
+__all__ = ["ChannelStats", "HeartbeatWindows", "Statistics", "STAT_WORDS", "StatFlags",
+           "WORDS_PER_CHANNEL", "HIST_BINS", "COUNT_WIDTH", "PIPELINE_DEPTH"]
+
+#: Default number of histogram bins per channel (a power of two).
+HIST_BINS = 1024
+#: Width of one histogram bin counter.
+COUNT_WIDTH = 32
+#: Stride of one channel's block in the ``STAT_SEL`` address space.
+WORDS_PER_CHANNEL = 32
+#: Cycles from a record strobe to the last accumulator it touches (the histogram
+#: write): reading the statistics this many cycles after the last record is exact.
+PIPELINE_DEPTH = 6
+
+
+class StatFlags(enum.IntFlag):
+    """Sticky bits of a channel's ``FLAGS`` word."""
+    LAT_SUM_WRAPPED = 1 << 0
+    LAT_SUMSQ_WRAPPED = 1 << 1
+    COMP_SUM_WRAPPED = 1 << 2
+    BIN_SATURATED = 1 << 3
+
+
+#: Scalar words of one channel, read through ``STAT_SEL``/``STAT_DATA`` at
+#: ``channel * WORDS_PER_CHANNEL + index``: name → (first index, number of 32-bit words).
+#: Multi-word values are little-endian (least significant word first).
+STAT_WORDS = {
+    "answered": (0, 2),
+    "missed": (2, 2),
+    "lat_min": (4, 1),        # 0xFFFFFFFF while nothing was answered
+    "lat_max": (5, 1),
+    "lat_sum": (6, 2),
+    "lat_sumsq": (8, 3),
+    "comp_min": (11, 1),      # over answered records that completed
+    "comp_max": (12, 1),
+    "comp_sum": (13, 2),
+    "underflow": (15, 2),     # latency < offset
+    "overflow": (17, 2),      # latency >= offset + bins * 2**shift
+    "drops": (19, 1),         # records offered but not accumulated (see ChannelStats)
+    "incomplete": (20, 1),    # answered, but no falling edge: no completion figure
+    "flags": (21, 1),         # StatFlags
+}
+N_STAT_WORDS = 22
+
+
+class ChannelStats(wiring.Component):
+    """Statistics of one response channel, accumulated from latency records.
+
+    Every answered record updates the counters, extrema and sums; its latency goes into
+    the histogram: ``latency < offset`` counts in ``underflow``,
+    ``(latency - offset) >> shift >= n_bins`` in ``overflow``, every other value in bin
+    ``(latency - offset) >> shift``. A missed record only counts in ``missed``.
+
+    Records are accepted when ``enable`` is high, up to two per cycle (the matcher's
+    ``rec_a`` and ``rec_b``). Missed records are counted at once; answered ones pass one
+    per cycle through a fixed pipeline (histogram read-modify-write with forwarding, so
+    back-to-back records to one bin are exact). Should two answered records arrive in
+    one cycle, the second waits in a one-entry stash. A record that finds the stash
+    full, or arrives (with ``enable`` high) during the histogram clear sweep, is not
+    accumulated at all and is counted in ``drops``; so ``answered + missed + drops`` is
+    the number of records offered, and ``sum(bins) + underflow + overflow ==
+    answered`` always holds. With :class:`LatencyMatcher` as the source ``rec_b`` is
+    always a miss, so the stash never fills: drops only happen during a clear sweep.
+
+    Parameters
+    ----------
+    n_bins : int
+        Histogram bins (a power of two).
+    count_width : int
+        Bits per bin; a bin saturates (sticky ``BIN_SATURATED``) rather than wrapping.
+
+    Members
+    -------
+    enable : In(1)
+        Accept records.
+    clear : In(1)
+        Zero every figure (extrema to their start values) and sweep the histogram to
+        zero, one bin per cycle (``n_bins`` cycles, ``busy`` high meanwhile).
+    rec_a_valid, rec_b_valid : In(1)
+        One-cycle record strobes (``sync`` domain).
+    rec_a, rec_b : In(LatencyRecord)
+        ``latency`` and ``completion`` in ticks; ``missed``, ``incomplete`` flags.
+    bin_shift : In(5)
+        Bin width is ``2**bin_shift`` ticks. Change only while no record is in flight.
+    bin_offset : In(32)
+        Latency (ticks) of the lower edge of bin 0.
+    word_sel : In(5)
+        Index of the scalar word on ``word`` (see :data:`STAT_WORDS`).
+    word : Out(32)
+        The selected word, one cycle after ``word_sel`` (registered).
+    hist_addr : In(range(n_bins))
+        Bin shown on ``hist_data``.
+    hist_data : Out(count_width)
+        Bin ``hist_addr``, two cycles after ``hist_addr`` settles, while no record is
+        passing the histogram read stage (read with ``enable`` low for exact values).
+    busy : Out(1)
+        The histogram clear sweep is running.
+    answered, missed, underflow, overflow : Out(48)
+    lat_min, lat_max, comp_min, comp_max : Out(32)
+        Minimum registers start at 0xFFFFFFFF, maximum registers at 0.
+    lat_sum, comp_sum : Out(64)
+    lat_sumsq : Out(96)
+    drops, incomplete : Out(32)
+    flags : Out(4)
+        :class:`StatFlags`.
+    """
+
+    def __init__(self, n_bins=HIST_BINS, count_width=COUNT_WIDTH):
+        if n_bins < 2 or n_bins & (n_bins - 1):
+            raise ValueError(f"n_bins must be a power of two, not {n_bins}")
+        self.n_bins = n_bins
+        self.bin_bits = n_bins.bit_length() - 1
+        self.count_width = count_width
+        super().__init__({
+            "enable": In(1), "clear": In(1),
+            "rec_a_valid": In(1), "rec_a": In(LatencyRecord),
+            "rec_b_valid": In(1), "rec_b": In(LatencyRecord),
+            "bin_shift": In(5), "bin_offset": In(32),
+            "word_sel": In(5), "word": Out(32),
+            "hist_addr": In(range(n_bins)), "hist_data": Out(count_width),
+            "busy": Out(1),
+            "answered": Out(48), "missed": Out(48),
+            "underflow": Out(48), "overflow": Out(48),
+            "lat_min": Out(32, init=0xFFFF_FFFF), "lat_max": Out(32),
+            "comp_min": Out(32, init=0xFFFF_FFFF), "comp_max": Out(32),
+            "lat_sum": Out(64), "comp_sum": Out(64), "lat_sumsq": Out(96),
+            "drops": Out(32), "incomplete": Out(32), "flags": Out(4),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        clear = self.clear
+
+        # ---- Stage 0: register the record strobes (only the fields we use).
+        class _Rec(data.Struct):
+            latency: 32
+            completion: 32
+            incomplete: 1
+
+        in_v = [Signal(name="in_a_v"), Signal(name="in_b_v")]
+        in_miss = [Signal(name="in_a_miss"), Signal(name="in_b_miss")]
+        in_rec = [Signal(_Rec, name="in_a"), Signal(_Rec, name="in_b")]
+        for k, (valid, rec) in enumerate(((self.rec_a_valid, self.rec_a),
+                                          (self.rec_b_valid, self.rec_b))):
+            m.d.sync += [
+                in_v[k].eq(valid & self.enable & ~clear & ~self.busy),
+                in_miss[k].eq(rec.missed),
+                in_rec[k].latency.eq(rec.latency),
+                in_rec[k].completion.eq(rec.completion),
+                in_rec[k].incomplete.eq(rec.incomplete),
+            ]
+
+        ans = [Signal(name="ans_a"), Signal(name="ans_b")]
+        miss = [Signal(name="miss_a"), Signal(name="miss_b")]
+        for k in range(2):
+            m.d.comb += [ans[k].eq(in_v[k] & ~in_miss[k]), miss[k].eq(in_v[k] & in_miss[k])]
+
+        # Missed records: counted directly, any number per cycle.
+        with m.If(clear):
+            m.d.sync += self.missed.eq(0)
+        with m.Else():
+            m.d.sync += self.missed.eq(self.missed + miss[0] + miss[1])
+
+        # ---- Stage 1 input: one answered record per cycle; a second waits in the stash.
+        stash_v = Signal()
+        stash = Signal(_Rec)
+        p1_v = Signal()
+        p1 = Signal(_Rec)
+        drop_now = Signal(2)      # records lost to a full stash this cycle (0 or 1)
+        with m.If(stash_v):
+            m.d.sync += [p1_v.eq(1), p1.eq(stash)]
+            with m.If(ans[0]):
+                m.d.sync += stash.eq(in_rec[0])
+                m.d.comb += drop_now.eq(ans[1])
+            with m.Elif(ans[1]):
+                m.d.sync += stash.eq(in_rec[1])
+            with m.Else():
+                m.d.sync += stash_v.eq(0)
+        with m.Elif(ans[0]):
+            m.d.sync += [p1_v.eq(1), p1.eq(in_rec[0])]
+            with m.If(ans[1]):
+                m.d.sync += [stash_v.eq(1), stash.eq(in_rec[1])]
+        with m.Elif(ans[1]):
+            m.d.sync += [p1_v.eq(1), p1.eq(in_rec[1])]
+        with m.Else():
+            m.d.sync += p1_v.eq(0)
+
+        # ---- Stage 1: scalar accumulators; first histogram stage (offset).
+        lat, comp = p1.latency, p1.completion
+        lat_sum_next = Signal(65)
+        comp_sum_next = Signal(65)
+        m.d.comb += [lat_sum_next.eq(self.lat_sum + lat),
+                     comp_sum_next.eq(self.comp_sum + comp)]
+        flags = self.flags
+        with m.If(p1_v):
+            m.d.sync += [
+                self.answered.eq(self.answered + 1),
+                self.lat_sum.eq(lat_sum_next[:64]),
+            ]
+            with m.If(lat_sum_next[64]):
+                m.d.sync += flags[0].eq(1)
+            with m.If(lat < self.lat_min):
+                m.d.sync += self.lat_min.eq(lat)
+            with m.If(lat > self.lat_max):
+                m.d.sync += self.lat_max.eq(lat)
+            with m.If(p1.incomplete):
+                m.d.sync += self.incomplete.eq(self.incomplete + 1)
+            with m.Else():
+                m.d.sync += self.comp_sum.eq(comp_sum_next[:64])
+                with m.If(comp_sum_next[64]):
+                    m.d.sync += flags[2].eq(1)
+                with m.If(comp < self.comp_min):
+                    m.d.sync += self.comp_min.eq(comp)
+                with m.If(comp > self.comp_max):
+                    m.d.sync += self.comp_max.eq(comp)
+
+        # Sum of squares: the product is registered (stage 2), then added by a 48+48-bit
+        # split accumulator; the carry between the halves and the upper product bits
+        # reach the high half one cycle later (stage 4).
+        sq_v, sq = Signal(), Signal(64)
+        m.d.sync += [sq_v.eq(p1_v), sq.eq(lat * lat)]
+        ss_lo, ss_hi, ss_carry, sq_hi = Signal(48), Signal(48), Signal(), Signal(16)
+        ss_lo_next, ss_hi_next = Signal(49), Signal(49)
+        m.d.comb += [ss_lo_next.eq(ss_lo + Mux(sq_v, sq[:48], 0)),
+                     ss_hi_next.eq(ss_hi + sq_hi + ss_carry)]
+        m.d.sync += [ss_lo.eq(ss_lo_next[:48]), ss_carry.eq(ss_lo_next[48]),
+                     sq_hi.eq(Mux(sq_v, sq[48:], 0)), ss_hi.eq(ss_hi_next[:48])]
+        with m.If(ss_hi_next[48]):
+            m.d.sync += flags[1].eq(1)
+        m.d.comb += self.lat_sumsq.eq(Cat(ss_lo, ss_hi))
+
+        # Histogram stage 2: below the offset?  stage 3: shift to a bin index.
+        s2_v, s2_under, s2_diff = Signal(), Signal(), Signal(32)
+        m.d.sync += [s2_v.eq(p1_v), s2_under.eq(lat < self.bin_offset),
+                     s2_diff.eq(lat - self.bin_offset)]
+        s3_v, s3_under, s3_idx = Signal(), Signal(), Signal(32)
+        m.d.sync += [s3_v.eq(s2_v), s3_under.eq(s2_under), s3_idx.eq(s2_diff >> self.bin_shift)]
+
+        # Histogram stage 3: classify, read the bin.
+        m.submodules.hist = hist = Memory(shape=self.count_width, depth=self.n_bins, init=[])
+        rd = hist.read_port()
+        wr = hist.write_port()
+        in_range = Signal()
+        m.d.comb += in_range.eq(s3_idx[self.bin_bits:] == 0)
+        s3_hit = Signal()
+        m.d.comb += s3_hit.eq(s3_v & ~s3_under & in_range)
+        host_rd = Signal()
+        with m.If(s3_hit):
+            m.d.comb += rd.addr.eq(s3_idx[:self.bin_bits])
+        with m.Else():
+            m.d.comb += [rd.addr.eq(self.hist_addr), host_rd.eq(1)]
+        host_rd_q = Signal()
+        m.d.sync += host_rd_q.eq(host_rd)
+        with m.If(host_rd_q):
+            m.d.sync += self.hist_data.eq(rd.data)
+
+        # (``busy`` never meets a record in flight: only ``clear`` starts the sweep, and
+        # it empties the pipeline.)
+        s4_v, s4_addr = Signal(), Signal(self.bin_bits)
+        m.d.sync += [s4_v.eq(s3_hit), s4_addr.eq(s3_idx[:self.bin_bits])]
+        drop_clr = Signal(2)
+        m.d.comb += drop_clr.eq((self.rec_a_valid & self.enable & self.busy) +
+                                (self.rec_b_valid & self.enable & self.busy))
+        with m.If(s3_v & s3_under):
+            m.d.sync += self.underflow.eq(self.underflow + 1)
+        with m.If(s3_v & ~s3_under & ~in_range):
+            m.d.sync += self.overflow.eq(self.overflow + 1)
+        m.d.sync += self.drops.eq(self.drops + drop_now + drop_clr)
+
+        # Histogram stage 4: add one (forwarding the previous write to the same bin).
+        s5_v, s5_addr, s5_data = Signal(), Signal(self.bin_bits), Signal(self.count_width)
+        base = Signal(self.count_width)
+        m.d.comb += base.eq(Mux(s5_v & (s5_addr == s4_addr), s5_data, rd.data))
+        top = (1 << self.count_width) - 1
+        bumped = Signal(self.count_width)
+        m.d.comb += bumped.eq(Mux(base == top, base, base + 1))
+        with m.If(s4_v & (base == top)):
+            m.d.sync += flags[3].eq(1)
+        m.d.sync += [s5_v.eq(s4_v), s5_addr.eq(s4_addr), s5_data.eq(bumped)]
+
+        # Clear sweep (owns the write port while busy).
+        clr_addr = Signal(self.bin_bits)
+        with m.If(self.busy):
+            m.d.comb += [wr.en.eq(1), wr.addr.eq(clr_addr), wr.data.eq(0)]
+            m.d.sync += clr_addr.eq(clr_addr + 1)
+            with m.If(clr_addr == self.n_bins - 1):
+                m.d.sync += self.busy.eq(0)
+        with m.Else():
+            m.d.comb += [wr.en.eq(s4_v), wr.addr.eq(s4_addr), wr.data.eq(bumped)]
+
+        with m.If(clear):
+            m.d.sync += [
+                self.busy.eq(1), clr_addr.eq(0),
+                stash_v.eq(0), p1_v.eq(0), sq_v.eq(0), sq_hi.eq(0), s2_v.eq(0),
+                s3_v.eq(0), s4_v.eq(0), s5_v.eq(0),
+                self.answered.eq(0), self.underflow.eq(0), self.overflow.eq(0),
+                self.lat_min.eq(0xFFFF_FFFF), self.lat_max.eq(0),
+                self.comp_min.eq(0xFFFF_FFFF), self.comp_max.eq(0),
+                self.lat_sum.eq(0), self.comp_sum.eq(0),
+                ss_lo.eq(0), ss_hi.eq(0), ss_carry.eq(0),
+                self.drops.eq(0), self.incomplete.eq(0), flags.eq(0),
+            ]
+
+        # Scalar read window.
+        values = {
+            "answered": self.answered, "missed": self.missed,
+            "lat_min": self.lat_min, "lat_max": self.lat_max, "lat_sum": self.lat_sum,
+            "lat_sumsq": self.lat_sumsq, "comp_min": self.comp_min,
+            "comp_max": self.comp_max, "comp_sum": self.comp_sum,
+            "underflow": self.underflow, "overflow": self.overflow, "drops": self.drops,
+            "incomplete": self.incomplete, "flags": flags,
+        }
+        with m.Switch(self.word_sel):
+            for name, (first, n) in STAT_WORDS.items():
+                v = values[name]
+                for i in range(n):
+                    with m.Case(first + i):
+                        m.d.sync += self.word.eq(v[32 * i:32 * (i + 1)])
+            with m.Default():
+                m.d.sync += self.word.eq(0)
+        return m
+
+
+class HeartbeatWindows(wiring.Component):
+    """Heartbeat edges per window of ``window`` ticks.
+
+    Windows are back to back, ``window`` cycles each: ``[c0 + i*W, c0 + (i+1)*W)``,
+    where ``c0`` is the last cycle with ``clear``, the cycle the stimulus started
+    (``running`` rose) or the last cycle with ``window == 0`` (off). One cycle after a
+    window ends its edge count is in ``last``. A window that lay entirely inside one
+    stimulus run (``running`` high in each of its cycles) also updates ``min``, ``max``
+    and ``windows``; so a load task starved by the stimulus shows as ``min == 0``.
+
+    Members
+    -------
+    clear, edge, running : In(1)
+        ``edge``: one heartbeat edge (either direction) this cycle.
+    window : In(32)
+        Window length in ticks; 0 = off.
+    last : Out(32)
+        Edges in the last complete window.
+    min : Out(32, init=0xFFFFFFFF)
+        Fewest edges in a complete window during the stimulus (0xFFFFFFFF: none yet).
+    max : Out(32)
+    windows : Out(32)
+        Complete windows during the stimulus since ``clear``.
+    """
+
+    clear: In(1)
+    edge: In(1)
+    running: In(1)
+    window: In(32)
+    last: Out(32)
+    min: Out(32, init=0xFFFF_FFFF)
+    max: Out(32)
+    windows: Out(32)
+
+    def elaborate(self, platform):
+        m = Module()
+        elapsed, edges = Signal(32), Signal(32)
+        in_run = Signal()           # running in every cycle of this window so far
+        was_running = Signal()
+        m.d.sync += was_running.eq(self.running)
+        started = Signal()
+        m.d.comb += started.eq(self.running & ~was_running)
+
+        total = Signal(32)
+        m.d.comb += total.eq(edges + self.edge)
+        with m.If(self.clear | started | (self.window == 0)):
+            m.d.sync += [elapsed.eq(1), edges.eq(self.edge), in_run.eq(self.running)]
+        with m.Elif(elapsed == self.window):
+            m.d.sync += [self.last.eq(edges), elapsed.eq(1), edges.eq(self.edge),
+                         in_run.eq(self.running)]
+            with m.If(in_run):
+                m.d.sync += self.windows.eq(self.windows + 1)
+                with m.If(edges < self.min):
+                    m.d.sync += self.min.eq(edges)
+                with m.If(edges > self.max):
+                    m.d.sync += self.max.eq(edges)
+        with m.Else():
+            m.d.sync += [elapsed.eq(elapsed + 1), edges.eq(total)]
+            with m.If(~self.running):
+                m.d.sync += in_run.eq(0)
+        with m.If(self.clear):
+            m.d.sync += [self.last.eq(0), self.min.eq(0xFFFF_FFFF), self.max.eq(0),
+                         self.windows.eq(0)]
+        return m
+
+
+class Statistics(wiring.Component):
+    """Statistics of every latency channel behind two read windows, and heartbeat
+    windows; the block :class:`~rtrig.gateware.top.Rig` instantiates.
+
+    Members
+    -------
+    enable, clear : In(1)
+    rec_a_valid, rec_b_valid : In(n_channels)
+        Record strobes, bit ``n`` for channel ``n``.
+    rec_a, rec_b : In(ArrayLayout(LatencyRecord, n_channels))
+    bin_shift : In(5)
+    bin_offset : In(32)
+    stat_sel_we : In(1)
+        Load the scalar window pointer from ``sel_data``
+        (``channel * WORDS_PER_CHANNEL + word``).
+    hist_sel_we : In(1)
+        Load the histogram window pointer from ``sel_data`` (``channel * n_bins + bin``).
+    sel_data : In(32)
+    stat_rd, hist_rd : In(1)
+        A read of the window happened: advance its pointer (the next value is ready
+        three cycles later).
+    stat_data, hist_data : Out(32)
+    info : Out(32)
+        Bits 0..7 log2(bins), 8..15 channels, 16..23 bits per bin.
+    status : Out(32)
+        Bit 0: a histogram clear sweep is running.
+    drops : Out(32)
+        Sum of the channels' ``drops``.
+    hb_edge, running : In(1)
+    hb_window : In(32)
+    hb_last, hb_min, hb_max, hb_windows : Out(32)
+    """
+
+    def __init__(self, n_channels=N_LATENCY_CHANNELS, n_bins=HIST_BINS,
+                 count_width=COUNT_WIDTH):
+        self.n_channels = n_channels
+        self.n_bins = n_bins
+        self.count_width = count_width
+        super().__init__({
+            "enable": In(1), "clear": In(1),
+            "rec_a_valid": In(n_channels), "rec_b_valid": In(n_channels),
+            "rec_a": In(data.ArrayLayout(LatencyRecord, n_channels)),
+            "rec_b": In(data.ArrayLayout(LatencyRecord, n_channels)),
+            "bin_shift": In(5), "bin_offset": In(32),
+            "stat_sel_we": In(1), "hist_sel_we": In(1), "sel_data": In(32),
+            "stat_rd": In(1), "hist_rd": In(1),
+            "stat_data": Out(32), "hist_data": Out(32),
+            "info": Out(32), "status": Out(32), "drops": Out(32),
+            "hb_edge": In(1), "running": In(1), "hb_window": In(32),
+            "hb_last": Out(32), "hb_min": Out(32, init=0xFFFF_FFFF), "hb_max": Out(32),
+            "hb_windows": Out(32),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self.n_channels
+        bin_bits = self.n_bins.bit_length() - 1
+        ch_bits = max(1, (n - 1).bit_length())
+        stat_ptr = Signal(5 + ch_bits)
+        hist_ptr = Signal(bin_bits + ch_bits)
+        with m.If(self.stat_sel_we):
+            m.d.sync += stat_ptr.eq(self.sel_data)
+        with m.Elif(self.stat_rd):
+            m.d.sync += stat_ptr.eq(stat_ptr + 1)
+        with m.If(self.hist_sel_we):
+            m.d.sync += hist_ptr.eq(self.sel_data)
+        with m.Elif(self.hist_rd):
+            m.d.sync += hist_ptr.eq(hist_ptr + 1)
+
+        busy = Signal()
+        drops = Const(0, 32)
+        chans = []
+        for ch in range(n):
+            cs = ChannelStats(self.n_bins, self.count_width)
+            m.submodules[f"ch{ch}"] = cs
+            chans.append(cs)
+            m.d.comb += [
+                cs.enable.eq(self.enable), cs.clear.eq(self.clear),
+                cs.rec_a_valid.eq(self.rec_a_valid[ch]), cs.rec_a.eq(self.rec_a[ch]),
+                cs.rec_b_valid.eq(self.rec_b_valid[ch]), cs.rec_b.eq(self.rec_b[ch]),
+                cs.bin_shift.eq(self.bin_shift), cs.bin_offset.eq(self.bin_offset),
+                cs.word_sel.eq(stat_ptr[:5]), cs.hist_addr.eq(hist_ptr[:bin_bits]),
+            ]
+            busy = busy | cs.busy
+            drops = drops + cs.drops
+        stat_ch = stat_ptr[5:]
+        hist_ch = hist_ptr[bin_bits:]
+        m.d.comb += [self.stat_data.eq(0), self.hist_data.eq(0)]
+        for ch, cs in enumerate(chans):
+            with m.If(stat_ch == ch):
+                m.d.comb += self.stat_data.eq(cs.word)
+            with m.If(hist_ch == ch):
+                m.d.comb += self.hist_data.eq(cs.hist_data)
+        m.d.comb += [
+            self.info.eq(bin_bits | n << 8 | self.count_width << 16),
+            self.status.eq(busy),
+            self.drops.eq(drops),
+        ]
+
+        m.submodules.hb = hb = HeartbeatWindows()
+        m.d.comb += [
+            hb.clear.eq(self.clear), hb.edge.eq(self.hb_edge), hb.running.eq(self.running),
+            hb.window.eq(self.hb_window),
+            self.hb_last.eq(hb.last), self.hb_min.eq(hb.min), self.hb_max.eq(hb.max),
+            self.hb_windows.eq(hb.windows),
+        ]
+        return m
