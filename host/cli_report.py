@@ -1,0 +1,66 @@
+"""``rtrig report`` and ``rtrig export``: thin wrappers over host.report and host.export."""
+
+import time
+from pathlib import Path
+
+import click
+
+from .errors import UsageError
+
+__all__ = ["register"]
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.command(context_settings=CONTEXT, no_args_is_help=True)
+@click.argument("captures", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              default="report.html", show_default=True, help="HTML file to write.")
+@click.option("--title", default=None, help="Page title [default: the capture names].")
+def report(captures, output, title):
+    """Write one self-contained interactive HTML report of CAPTURE(s).
+
+    With several captures the report starts with a comparison table and overlaid
+    histograms and tail curves. The file embeds plotly.js and works offline.
+    """
+    from .report import write_report
+    t = time.perf_counter()
+    out, size = write_report(captures, output, title=title)
+    click.echo(f"report: {out} ({size / 1e6:.2f} MB, {time.perf_counter() - t:.1f} s)",
+               err=True)
+    click.echo(str(out))
+
+
+@click.command(context_settings=CONTEXT, no_args_is_help=True)
+@click.argument("capture", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-f", "--format", "fmt", required=True,
+              type=click.Choice(["csv", "json", "vcd", "cyclictest"]),
+              help="csv: one row per pulse; json: summary; vcd: raw events; "
+                   "cyclictest: histogram in cyclictest -h layout.")
+@click.option("-o", "--output", default=None, metavar="FILE",
+              help="Output file, '-' for stdout [default: CAPTURE with the format's suffix].")
+@click.option("--buckets", type=int, default=None,
+              help="cyclictest: number of 1 µs buckets [default: up to the maximum].")
+def export(capture, fmt, output, buckets):
+    """Export CAPTURE for other tools: CSV, JSON, VCD or a cyclictest histogram."""
+    from ..capture import load
+    from .export import SUFFIX
+    from .export import export as do_export
+    options = {}
+    if buckets is not None:
+        if fmt != "cyclictest":
+            raise UsageError("--buckets applies to --format cyclictest only")
+        options["buckets"] = buckets
+    cap = load(capture)
+    if output is None:
+        output = capture.with_suffix(SUFFIX[fmt])
+    out = do_export(cap, fmt, output, **options)
+    if out is not None:
+        click.echo(f"export: {out}", err=True)
+
+
+def register(group):
+    """Add ``report`` and ``export`` to the ``rtrig`` command group."""
+    group.add_command(report)
+    group.add_command(export)

@@ -1,0 +1,331 @@
+"""Exports of captures for other tools (DESIGN §4): CSV, JSON, VCD, cyclictest.
+
+* ``csv`` — one row per stimulus pulse: pulse index, stimulus time, and for each
+  channel latency, completion and the missed/incomplete flags (ns, integers when
+  the tick is a whole number of ns).
+* ``json`` — the summary: metadata, how the capture ended, per-channel statistics,
+  sweep steps and results.
+* ``vcd`` — the raw events as a Value Change Dump (stimulus outputs and rig inputs as
+  1-bit wires) for PulseView/sigrok and GTKWave; the timescale is the rig's tick.
+* ``cyclictest`` — the latency histogram in the layout of rt-tests' ``cyclictest -h``
+  (one line per µs bucket, a column per channel, then ``# Min Latencies:`` … lines)
+  so histogram plotting scripts written for cyclictest (OSADL's) work unchanged.
+
+Each writer takes a loaded :class:`rtrig.capture.Capture` and a binary file object;
+:func:`export` picks one by name and writes to a path (``-`` for stdout).
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..capture import CHANNEL_NAMES
+from ..protocol import STIM_INPUT, ChanFlags, Input
+from .analysis import channel_stats
+from .errors import UsageError
+
+__all__ = ["FORMATS", "export", "write_csv", "write_json", "write_vcd", "write_cyclictest",
+           "pulse_table", "cyclictest_histogram", "summary_json", "VCD_WIRES"]
+
+#: VCD wire names by event input number, in the order they are declared.
+VCD_WIRES = {STIM_INPUT[0]: "STIM0", STIM_INPUT[1]: "STIM1",
+             Input.ISR_OUT: "ISR_OUT", Input.APP_OUT: "APP_OUT",
+             Input.HEARTBEAT: "HEARTBEAT", Input.MARKER0: "MARKER0",
+             Input.MARKER1: "MARKER1", Input.MARKER2: "MARKER2"}
+
+
+def _tick_ns(cap):
+    return 1e9 / cap.tick_hz
+
+
+# ------------------------------------------------------------------------------ CSV
+
+
+def pulse_table(cap):
+    """Per-pulse columns (numpy arrays) of every channel, aligned by pulse number.
+
+    Returns ``(columns, names)``: ``pulse`` and ``stim_t`` (ticks) and, per channel
+    ``c``, ``c_latency``/``c_completion`` (ticks; -1 where there is no value),
+    ``c_missed`` and ``c_incomplete`` (0/1; -1 where the channel has no record of
+    that pulse).
+    """
+    lat = cap.latency
+    pulses, first = np.unique(lat["pulse"], return_index=True)
+    cols = {"pulse": pulses.astype(np.int64),
+            "stim_t": lat["stim_t"][first].astype(np.int64)}
+    for ch in sorted(set(lat["channel"].tolist())):
+        name = CHANNEL_NAMES.get(ch, f"ch{ch}")
+        rec = lat[lat["channel"] == ch]
+        pos = np.searchsorted(pulses, rec["pulse"])
+        missed = (rec["flags"] & ChanFlags.MISSED) != 0
+        incomplete = (rec["flags"] & ChanFlags.INCOMPLETE) != 0
+        lcol = np.full(len(pulses), -1, dtype=np.int64)
+        ccol = np.full(len(pulses), -1, dtype=np.int64)
+        mcol = np.full(len(pulses), -1, dtype=np.int64)
+        icol = np.full(len(pulses), -1, dtype=np.int64)
+        lcol[pos] = np.where(missed, -1, rec["latency"].astype(np.int64))
+        ccol[pos] = np.where(missed | incomplete, -1, rec["completion"].astype(np.int64))
+        mcol[pos] = missed
+        icol[pos] = incomplete
+        cols[f"{name}_latency"] = lcol
+        cols[f"{name}_completion"] = ccol
+        cols[f"{name}_missed"] = mcol
+        cols[f"{name}_incomplete"] = icol
+    return cols, list(cols)
+
+
+def _decimal_bytes(columns, decimals):
+    """CSV text of integer columns, built as one byte matrix (no per-row Python).
+
+    ``columns``: int64 arrays of equal length; a negative value is an empty field.
+    ``decimals[j]`` digits of column ``j`` go after a decimal point (the value is
+    scaled by 10**decimals). Each field's digits are laid out at a fixed width,
+    then the leading zeros are masked out and the kept bytes read row by row.
+    """
+    n = len(columns[0])
+    mats, masks = [], []
+    for j, (v, dec) in enumerate(zip(columns, decimals, strict=True)):
+        top = int(v.max()) if n else 0
+        width = max(len(str(max(top, 0))), dec + 1)
+        power = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
+        digits = (np.maximum(v, 0)[:, None] // power) % 10
+        keep = np.maximum.accumulate(digits != 0, axis=1)
+        keep[:, width - dec - 1:] = True           # units digit and the decimals
+        keep &= (v >= 0)[:, None]
+        chars = (digits + 48).astype(np.uint8)
+        if dec:
+            point = np.full((n, 1), ord("."), dtype=np.uint8)
+            chars = np.hstack([chars[:, :width - dec], point, chars[:, width - dec:]])
+            keep = np.hstack([keep[:, :width - dec], (v >= 0)[:, None], keep[:, width - dec:]])
+        end = ord("\n") if j == len(columns) - 1 else ord(",")
+        mats += [chars, np.full((n, 1), end, dtype=np.uint8)]
+        masks += [keep, np.ones((n, 1), dtype=bool)]
+    return np.hstack(mats)[np.hstack(masks)].tobytes()
+
+
+def write_csv(cap, f, chunk=200_000):
+    """One row per pulse (see :func:`pulse_table`), times in ns; empty = no value.
+
+    Times are integers when the tick is a whole number of ns (10 ns at 100 MHz),
+    else they carry three decimals.
+    """
+    cols, names = pulse_table(cap)
+    tick_ns = _tick_ns(cap)
+    whole = abs(tick_ns - round(tick_ns)) < 1e-9
+    header, decimals, scale = [], [], []
+    for n in names:
+        if n == "stim_t" or n.endswith(("_latency", "_completion")):
+            header.append(f"{n}_ns")
+            decimals.append(0 if whole else 3)
+            scale.append(int(round(tick_ns)) if whole else tick_ns * 1000)
+        else:
+            header.append(n)
+            decimals.append(0)
+            scale.append(None)
+    f.write((",".join(header) + "\n").encode())
+    for start in range(0, len(cols["pulse"]), chunk):
+        part = []
+        for n, sc in zip(names, scale, strict=True):
+            v = cols[n][start:start + chunk]
+            if sc is not None:
+                scaled = v * sc if isinstance(sc, int) else np.round(v * sc).astype(np.int64)
+                v = np.where(v < 0, -1, scaled)
+            part.append(v)
+        f.write(_decimal_bytes(part, decimals))
+
+
+# ------------------------------------------------------------------------------ JSON
+
+
+def summary_json(cap):
+    """The capture's summary as a JSON-ready dict."""
+    out = {
+        "format": "rtrig-summary",
+        "capture": str(cap.path),
+        "meta": cap.meta,
+        "final": cap.final,
+        "complete": cap.complete,
+        "tick_hz": cap.tick_hz,
+        "channels": {name: channel_stats(cap.channel(name), cap.tick_hz)
+                     for name in cap.channels()},
+        "raw_events": int(len(cap.events)),
+    }
+    if cap.stats is not None:
+        out["onchip_stats"] = cap.stats
+    if cap.steps:
+        out["steps"] = sorted(cap.steps, key=lambda s: s.get("freq_hz") or 0)
+    if cap.meta.get("kind") == "sweep" and cap.final:
+        out["results"] = {k: cap.final.get(k) for k in ("mf_isr_hz", "mf_app_hz", "sf_hz")}
+    return out
+
+
+def write_json(cap, f):
+    f.write((json.dumps(summary_json(cap), indent=2) + "\n").encode())
+
+
+# ------------------------------------------------------------------------------- VCD
+
+
+def _vcd_timescale(tick_hz):
+    """(timescale text, factor ticks → timescale units) for a tick rate."""
+    tick_ns = 1e9 / tick_hz
+    for unit, per_ns in (("ns", 1.0), ("ps", 1000.0), ("fs", 1e6)):
+        for mult in (1, 10, 100):
+            if abs(tick_ns * per_ns - mult) < 1e-9 * mult:
+                return f"{mult} {unit}", 1
+    return "1 ps", tick_ns * 1000.0
+
+
+def write_vcd(cap, f):
+    """Raw events as a VCD: one wire per input seen, times from the first event.
+
+    The timescale is one tick (``10 ns`` at 100 MHz) when it can be written
+    exactly, else 1 ps. Times are rebased so the file starts at #0 (the original
+    tick of #0 is in a ``$comment``); every wire starts low unless its first edge
+    is a falling one.
+    """
+    ev = cap.events
+    if len(ev) == 0:
+        raise UsageError("the capture holds no raw events to export as VCD",
+                         hint="capture with --raw to record every edge")
+    ev = ev[np.argsort(ev["t"], kind="stable")]
+    inputs = [i for i in VCD_WIRES if np.any(ev["input"] == i)]
+    inputs += sorted(set(ev["input"].tolist()) - set(inputs))
+    ids = {inp: chr(33 + k) for k, inp in enumerate(inputs)}
+    scale, factor = _vcd_timescale(cap.tick_hz)
+    t0 = int(ev["t"][0])
+    head = [f"$date {cap.meta.get('start_time', '')} $end",
+            f"$version rtrig {cap.meta.get('rtrig_version', '')} $end",
+            f"$comment rtrig capture {cap.path.name}; #0 is rig tick {t0}; "
+            f"tick rate {cap.tick_hz} Hz $end",
+            f"$timescale {scale} $end", "$scope module rtrig $end"]
+    for inp in inputs:
+        head.append(f"$var wire 1 {ids[inp]} {VCD_WIRES.get(inp, f'IN{inp}')} $end")
+    head += ["$upscope $end", "$enddefinitions $end", "#0", "$dumpvars"]
+    for inp in inputs:
+        first = ev["rising"][ev["input"] == inp][0]
+        head.append(f"{0 if first else 1}{ids[inp]}")
+    head.append("$end")
+    f.write(("\n".join(head) + "\n").encode())
+
+    t = ev["t"].astype(np.int64) - t0
+    if factor != 1:
+        t = np.round(t * factor).astype(np.int64)
+    id_arr = np.array([ids.get(i, "?") for i in range(256)])[ev["input"]]
+    change = np.where(ev["rising"] != 0, "1", "0").astype(object) + id_arr.astype(object)
+    new_time = np.ones(len(t), dtype=bool)
+    new_time[1:] = t[1:] != t[:-1]
+    stamp = np.where(new_time, np.char.add("#", t.astype(str)), "")
+    lines = np.where(new_time, stamp.astype(object) + "\n" + change, change)
+    # Skip a stamp of #0 that repeats the header's.
+    if len(lines) and t[0] == 0:
+        lines[0] = change[0]
+    chunk = 500_000
+    for s in range(0, len(lines), chunk):
+        f.write(("\n".join(lines[s:s + chunk].tolist()) + "\n").encode())
+
+
+# ------------------------------------------------------------------------ cyclictest
+
+
+def cyclictest_histogram(cap, buckets=None):
+    """cyclictest's figures per channel, in µs: ``(names, hist, stats)``.
+
+    ``hist`` has shape ``(buckets, channels)``: bucket ``i`` counts latencies with
+    ``floor(ns / 1000) == i`` (cyclictest's integer µs). ``stats`` per channel:
+    ``min``, ``avg``, ``max`` (integer µs like cyclictest: truncated), ``total``,
+    ``overflows`` and ``overflow_pulses`` (pulse numbers at or beyond the last
+    bucket). Default bucket count: enough for the largest latency.
+    """
+    names = cap.channels()
+    if not names:
+        raise UsageError("the capture holds no latency records for a histogram",
+                         hint="sweeps keep only on-chip statistics; export them as json")
+    tick_ns = _tick_ns(cap)
+    us_all, pulses_all = [], []
+    for name in names:
+        rec = cap.channel(name)
+        ok = rec[(rec["flags"] & ChanFlags.MISSED) == 0]
+        ns = ok["latency"].astype(np.int64) * tick_ns
+        us_all.append(np.floor(ns / 1000.0 + 1e-9).astype(np.int64))
+        pulses_all.append(ok["pulse"])
+    if buckets is None:
+        buckets = max([int(u.max()) + 1 for u in us_all if len(u)] + [1])
+    if buckets < 1:
+        raise UsageError("--buckets must be at least 1")
+    hist = np.zeros((buckets, len(names)), dtype=np.int64)
+    stats = []
+    for j, (u, p) in enumerate(zip(us_all, pulses_all, strict=True)):
+        inside = u < buckets
+        hist[:, j] = np.bincount(u[inside], minlength=buckets)[:buckets]
+        stats.append({
+            "min": int(u.min()) if len(u) else 0,
+            "avg": int(u.sum() // len(u)) if len(u) else 0,
+            "max": int(u.max()) if len(u) else 0,
+            "total": int(len(u)),
+            "overflows": int((~inside).sum()),
+            "overflow_pulses": p[~inside],
+        })
+    return names, hist, stats
+
+
+def write_cyclictest(cap, f, buckets=None):
+    """The histogram in ``cyclictest -h`` layout, one column per channel."""
+    names, hist, stats = cyclictest_histogram(cap, buckets)
+    n = len(names)
+    out = [f"# rtrig {cap.path.name}: latency histogram in cyclictest -h layout; "
+           f"columns: {' '.join(names)} (one per response channel), 1 µs buckets",
+           "# Histogram"]
+    idx = np.char.mod("%06d", np.arange(len(hist)))
+    cells = [np.char.mod("%06d", hist[:, j]) for j in range(n)]
+    row = idx.astype(object) + " " + cells[0].astype(object)
+    for c in cells[1:]:
+        row = row + "\t" + c.astype(object)
+    out += row.tolist()
+    out.append("# Total:" + "".join(f" {s['total']:09d}" for s in stats))
+    out.append("# Min Latencies:" + "".join(f" {s['min']:05d}" for s in stats))
+    out.append("# Avg Latencies:" + "".join(f" {s['avg']:05d}" for s in stats))
+    out.append("# Max Latencies:" + "".join(f" {s['max']:05d}" for s in stats))
+    out.append("# Histogram Overflows:" + "".join(f" {s['overflows']:05d}" for s in stats))
+    out.append("# Histogram Overflow at cycle number:")
+    for j, s in enumerate(stats):
+        shown = s["overflow_pulses"][:100].tolist()
+        line = f"# Thread {j}:" + "".join(f" {p:05d}" for p in shown)
+        if s["overflows"] > len(shown):
+            line += f" # {s['overflows'] - len(shown):05d} others"
+        out.append(line)
+    missed = [channel_stats(cap.channel(nm), cap.tick_hz)["missed"] for nm in names]
+    out.append("# rtrig missed pulses (not in the histogram):"
+               + "".join(f" {m:05d}" for m in missed))
+    f.write(("\n".join(out) + "\n").encode())
+
+
+# ---------------------------------------------------------------------------- driver
+
+FORMATS = {"csv": write_csv, "json": write_json, "vcd": write_vcd,
+           "cyclictest": write_cyclictest}
+SUFFIX = {"csv": ".csv", "json": ".json", "vcd": ".vcd", "cyclictest": ".hist"}
+
+
+def export(cap, fmt, output, **options):
+    """Write ``cap`` in format ``fmt`` to ``output`` (a path, or ``-`` for stdout)."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown export format '{fmt}'", hint=f"formats: {', '.join(FORMATS)}")
+    writer = FORMATS[fmt]
+    if str(output) == "-":
+        writer(cap, sys.stdout.buffer, **options)
+        sys.stdout.buffer.flush()
+        return None
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".part")
+    try:
+        with open(tmp, "wb") as f:
+            writer(cap, f, **options)
+        tmp.replace(out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return out
