@@ -5,8 +5,14 @@ import random
 
 import pytest
 from amaranth.sim import Simulator
-from rtrig.gateware.stats import (PIPELINE_DEPTH, STAT_WORDS, ChannelStats, HeartbeatWindows,
-                                  StatFlags, Statistics)
+from rtrig.gateware.stats import (
+    PIPELINE_DEPTH,
+    STAT_WORDS,
+    ChannelStats,
+    HeartbeatWindows,
+    StatFlags,
+    Statistics,
+)
 
 MASK32 = 0xFFFF_FFFF
 
