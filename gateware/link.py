@@ -215,7 +215,8 @@ class StreamRoundRobin(wiring.Component):
 
 
 class PacketTx(wiring.Component):
-    """Frames packets: type, sequence number, payload, CRC, SLIP escaping, END.
+    """Frames packets: END, then type, sequence number, payload, CRC (SLIP-escaped),
+    then END.
 
     Members
     -------
@@ -279,6 +280,11 @@ class PacketTx(wiring.Component):
                         phase.eq(0),
                         esc_sent.eq(0),
                     ]
+                    m.next = "LEAD"
+            with m.State("LEAD"):
+                # A leading END closes off whatever a torn earlier packet left behind.
+                m.d.comb += [self.bytes_out.valid.eq(1), self.bytes_out.payload.eq(SLIP_END)]
+                with m.If(self.bytes_out.ready):
                     m.next = "SEND"
             with m.State("SEND"):
                 m.d.comb += self.bytes_out.valid.eq(1)

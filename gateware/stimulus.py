@@ -25,8 +25,8 @@ class StimulusGenerator(wiring.Component):
     Pulse ``k`` of STIM0 rises ``period + r_k`` ticks after pulse ``k-1`` (``r_k`` is
     drawn uniformly from ``0..jitter`` by rejection sampling on a 32-bit LFSR) and stays
     high ``high`` ticks. STIM1, when enabled, rises ``offset`` ticks after STIM0 and
-    stays high ``high`` ticks. Outputs are registered: a pulse started by ``start`` in
-    cycle ``c`` is high from cycle ``c + 1``.
+    stays high ``high`` ticks. Outputs are registered: with ``start`` high in cycle
+    ``c``, the first STIM0 pulse is high from cycle ``c + 2``.
 
     Members
     -------

@@ -262,17 +262,20 @@ def run_capture(session, settings, path, progress=True, on_block=None):
     expected = count * n_ch
     bar = _Progress(expected, f"capture {settings.target} @ {settings.freq:g} Hz", progress)
     received = 0
+    events_received = 0
     status = "complete"
     writer = CaptureWriter(path, meta)
 
-    def flush():
-        nonlocal received
+    def flush(notify=True):
+        nonlocal received, events_received
         lat = decode_latency(link.take(PacketType.LATENCY))
         received += len(lat)
         writer.array(b"LATR", lat)
-        writer.array(b"EVNT", decode_events(link.take(PacketType.EVENT)))
+        ev = decode_events(link.take(PacketType.EVENT))
+        events_received += len(ev)
+        writer.array(b"EVNT", ev)
         writer.array(b"TRTH", decode_truth(link.take(PacketType.TRUTH)))
-        if on_block is not None:
+        if notify and on_block is not None:
             on_block(received)
 
     try:
@@ -289,35 +292,35 @@ def run_capture(session, settings, path, progress=True, on_block=None):
                 last_flush = now
             pending = len(link.streams[PacketType.LATENCY]) // 19
             bar.update(received + pending)
-            if received + pending >= expected and stim_done_at is not None:
-                break
+            if got:
+                quiet_since = None
+            else:
+                quiet_since = quiet_since or now
             if now - last_check > 0.25:
                 last_check = now
                 if stim_done_at is None and link.read1(Reg.STIM_STATUS) == 0:
                     stim_done_at = link.time()
                 elif stim_done_at is not None:
                     # Every window has closed once the rig's clock has passed the last
-                    # pulse by the timeout; after that, wait for the link to go quiet.
+                    # pulse by the timeout; then everything the rig produced must have
+                    # arrived and the link gone quiet (the twin may run slower than
+                    # real time, so "quiet" is judged after the counts agree).
                     if link.time() > stim_done_at + regs["timeout"] + 10_000:
-                        produced = link.read1(Reg.LAT_RECORDS)
-                        pending = len(link.streams[PacketType.LATENCY]) // 19
-                        if received + pending >= produced:
-                            break
-            if got:
-                quiet_since = None
-            elif stim_done_at is not None:
-                quiet_since = quiet_since or now
-                if now - quiet_since > 5.0:
-                    break
+                        if _drained(link, received, events_received, settings.raw_events):
+                            if quiet_since is not None and now - quiet_since > 0.2:
+                                break
+                        elif quiet_since is not None and now - quiet_since > 5.0:
+                            break      # the rest is lost: counted below, not waited for
     except (KeyboardInterrupt, LinkError) as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "link lost"
-        with contextlib.suppress(Exception):
-            link.write(Reg.STIM_CTRL, 0)
-            link.poll(wait=0.2)
-        flush()
-        writer.close(final={"status": status, "records": received,
-                            "end_time": _now()})
-        bar.done()
+        try:
+            with contextlib.suppress(Exception):
+                link.write(Reg.STIM_CTRL, 0)
+                link.poll(wait=0.2)
+            flush(notify=False)
+        finally:
+            writer.close(final={"status": status, "records": received, "end_time": _now()})
+            bar.done()
         raise
     finally:
         bar.done()
@@ -343,6 +346,18 @@ def run_capture(session, settings, path, progress=True, on_block=None):
     writer.close(final=final)
     cap = load(path)
     return CaptureResult(Path(path), capture_summary(cap), counters, meta, final)
+
+
+def _drained(link, received, events_received, raw_events):
+    """Has every record the rig produced reached the host?"""
+    lat = received + len(link.streams[PacketType.LATENCY]) // 19
+    if lat < link.read1(Reg.LAT_RECORDS):
+        return False
+    if raw_events:
+        ev = events_received + len(link.streams[PacketType.EVENT]) // 7
+        if ev < link.read1(Reg.EVT_RECORDS):
+            return False
+    return True
 
 
 def _now():

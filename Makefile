@@ -1,0 +1,92 @@
+# rtrig — top-level build. `make help` lists the targets.
+#
+# Everything a fresh machine lacks is installed here: a Python venv with pinned
+# packages (.venv), and Debian packages (apt-get, as root) for the firmware
+# toolchains, the browser check of reports and the VCD consumer.
+
+SHELL   := /bin/bash
+PYTHON  ?= $(shell command -v python3.11 || command -v python3)
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+RTRIG   := $(VENV)/bin/rtrig
+STAMP   := $(VENV)/.installed
+export YOWASP_CACHE_DIR ?= $(CURDIR)/build/yowasp-cache
+
+# command:package pairs installed from Debian when missing
+APT_TOOLS := perl:perl chromium:chromium sigrok-cli:sigrok-cli
+
+.PHONY: help venv system-deps demo demo-capture test test-python test-firmware lint bench \
+        firmware sim clean distclean
+.DEFAULT_GOAL := help
+
+help:                ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
+	  awk 'BEGIN {FS = ":.*## "}; {printf "  make %-14s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "error: python3.11 not found"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $@
+
+venv: $(STAMP)       ## create .venv with the pinned Python packages
+
+system-deps:         ## install missing Debian packages (chromium, sigrok-cli, perl)
+	@missing=""; for pair in $(APT_TOOLS); do \
+	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends $$missing >/dev/null || { echo "error: apt-get failed"; exit 1; }; \
+	else echo "warning: missing$$missing (not root: tests that need them will skip)"; fi
+
+sim: venv            ## build the simulation twin (cached in build/sim)
+	$(PY) -c "from rtrig.host.sim import build; build()"
+
+demo: venv sim       ## simulated measurement: selftest, captures, sweep and report
+	@mkdir -p captures
+	$(RTRIG) --sim selftest
+	$(RTRIG) --sim capture --target model --preset fast --freq 20k --count 400 --jitter 2us \
+	  -o captures/demo-unloaded.rtrig
+	$(RTRIG) --sim capture --target model --preset fast --freq 20k --count 400 --jitter 2us \
+	  --load -o captures/demo-loaded.rtrig
+	@if $(RTRIG) sweep --help >/dev/null 2>&1; then \
+	  $(RTRIG) --sim sweep --target model --preset fast --load --from 5k --to 200k \
+	    -o captures/demo-sweep.rtrig; fi
+	@if $(RTRIG) report --help >/dev/null 2>&1; then \
+	  files="captures/demo-unloaded.rtrig captures/demo-loaded.rtrig"; \
+	  [ -f captures/demo-sweep.rtrig ] && files="$$files captures/demo-sweep.rtrig"; \
+	  $(RTRIG) report $$files -o captures/demo-report.html && \
+	  echo "report: $(CURDIR)/captures/demo-report.html"; fi
+
+test: venv system-deps  ## install what is needed and run every test
+	$(MAKE) -C firmware toolchains
+	$(MAKE) test-firmware
+	$(MAKE) test-python
+
+test-firmware:       ## firmware: native kernel tests, QEMU self-tests, all builds
+	$(MAKE) -C firmware all test
+
+test-python: venv    ## Python tests (gateware, link, simulation twin, CLI)
+	$(PY) -m pytest -q
+
+firmware:            ## build every firmware target
+	$(MAKE) -C firmware toolchains all
+
+lint: venv           ## ruff and clang-format checks
+	$(VENV)/bin/ruff check rtrig gateware host rig tests benchmarks
+	$(MAKE) -C firmware lint
+
+bench: venv sim      ## benchmarks; figures go to docs/performance.md
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:               ## remove build products and caches (keeps .venv)
+	rm -rf build .pytest_cache .ruff_cache .hypothesis
+	$(MAKE) -C firmware clean
+
+distclean: clean     ## also remove .venv
+	rm -rf $(VENV)
+
+-include rig/boards/boards.mk
