@@ -1,6 +1,6 @@
 """Free-running timebase: the unit of every raw figure the rig reports."""
 
-from amaranth import Module, Signal
+from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 

@@ -14,7 +14,7 @@ import click
 
 from .. import __version__
 from .errors import RtrigError, UsageError
-from .units import DURATION, FREQUENCY, format_hz, format_ns
+from .units import DURATION, FREQUENCY, format_ns
 
 __all__ = ["cli", "main"]
 

