@@ -1,0 +1,211 @@
+"""Tests of the exports, read back by their consumers: numpy for CSV, json for JSON,
+sigrok-cli for VCD, a cyclictest-histogram parser (as OSADL's plot scripts read it)."""
+
+import io
+import json
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from test_report import TICK_HZ, events_from_records, make_records, write_capture
+
+from rtrig.host import export as ex
+from rtrig.host.analysis import channel_stats
+from rtrig.host.cli import main
+from rtrig.protocol import ChanFlags
+
+SIGROK = shutil.which("sigrok-cli")
+
+
+@pytest.fixture
+def cap2(tmp_path):
+    rng = np.random.default_rng(11)
+    n = 3000
+    isr_lat = 100 + rng.integers(0, 300, n)          # 1.0 .. 4.0 µs
+    isr = make_records(n, 0, isr_lat, isr_lat + 40)
+    app_lat = 1500 + rng.integers(0, 2000, n)       # 15 .. 35 µs
+    app = make_records(n, 1, app_lat, app_lat + 100, missed=(5, 6, 2999), incomplete=(9,))
+    ev = events_from_records({0: isr, 1: app}, n)
+    return write_capture(tmp_path / "c.rtrig", [isr, app], events=ev), isr, app
+
+
+def _bytes(writer, cap, **kw):
+    f = io.BytesIO()
+    writer(cap, f, **kw)
+    return f.getvalue()
+
+
+# ------------------------------------------------------------------ CSV
+
+
+def test_csv_reads_back_equal_to_records(cap2, tmp_path):
+    cap, isr, app = cap2
+    path = ex.export(cap, "csv", tmp_path / "c.csv")
+    t = np.genfromtxt(path, delimiter=",", names=True, dtype=np.float64)
+    assert t.dtype.names == ("pulse", "stim_t_ns", "isr_latency_ns", "isr_completion_ns",
+                             "isr_missed", "isr_incomplete", "app_latency_ns",
+                             "app_completion_ns", "app_missed", "app_incomplete")
+    assert len(t) == 3000
+    assert np.array_equal(t["pulse"], isr["pulse"])
+    assert np.array_equal(t["stim_t_ns"], isr["stim_t"] * 10.0)
+    assert np.array_equal(t["isr_latency_ns"], isr["latency"] * 10.0)
+    assert np.array_equal(t["isr_completion_ns"], isr["completion"] * 10.0)
+    missed = (app["flags"] & ChanFlags.MISSED) != 0
+    assert np.array_equal(t["app_missed"], missed.astype(float))
+    assert np.all(np.isnan(t["app_latency_ns"][missed]))
+    assert np.array_equal(t["app_latency_ns"][~missed], app["latency"][~missed] * 10.0)
+    assert np.isnan(t["app_completion_ns"][9]) and t["app_incomplete"][9] == 1
+    assert t["app_latency_ns"][9] == app["latency"][9] * 10.0
+
+
+def test_csv_channel_without_record_of_a_pulse(tmp_path):
+    isr = make_records(4, 0, [1, 2, 3, 4], [5, 6, 7, 8])
+    app = make_records(4, 1, [10, 20, 30, 40], [50, 60, 70, 80])[[0, 2]]   # pulses 1, 3 lost
+    cap = write_capture(tmp_path / "gap.rtrig", [isr, app])
+    text = _bytes(ex.write_csv, cap).decode().splitlines()
+    assert text[1] == "0,10000,10,50,0,0,100,500,0,0"
+    assert text[2] == "1,110000,20,60,0,0,,,,"
+
+
+def test_csv_fractional_tick(tmp_path):
+    rec = make_records(2, 0, [3, 7], [9, 12])
+    cap = write_capture(tmp_path / "f.rtrig", [rec], meta={"tick_hz": 48_000_000})
+    rows = _bytes(ex.write_csv, cap).decode().splitlines()
+    assert rows[1].split(",")[2] == f"{3 * 1e9 / 48e6:.3f}"         # 62.500
+    assert rows[2].split(",")[3] == f"{12 * 1e9 / 48e6:.3f}"        # 250.000
+
+
+# ------------------------------------------------------------------ JSON
+
+
+def test_json_summary(cap2, tmp_path):
+    cap, isr, app = cap2
+    d = json.loads(_bytes(ex.write_json, cap))
+    assert d["channels"]["isr"] == channel_stats(isr, TICK_HZ)
+    assert d["channels"]["app"]["missed"] == 3
+    assert d["tick_hz"] == TICK_HZ and d["meta"]["target"]["kind"] == "model"
+
+
+def test_json_sweep(tmp_path):
+    from test_report import make_sweep
+    d = json.loads(_bytes(ex.write_json, make_sweep(tmp_path)))
+    assert [s["freq_hz"] for s in d["steps"]] == [5_000, 20_000, 40_000, 150_000]
+    assert d["results"] == {"mf_isr_hz": 127_000.0, "mf_app_hz": 15_000.0, "sf_hz": None}
+
+
+# ------------------------------------------------------------------ cyclictest
+
+
+_HIST_LINE = re.compile(r"^(\d{6}) (\d{6}(?:\t\d{6})*)$")
+
+
+def parse_cyclictest(text):
+    """Read a ``cyclictest -h`` histogram the way plotting scripts do."""
+    hist, info = [], {}
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            m = _HIST_LINE.match(line)
+            assert m, f"bad histogram line {line!r}"
+            hist.append([int(m.group(1))] + [int(c) for c in m.group(2).split("\t")])
+        elif ":" in line:
+            key, _, vals = line[2:].partition(":")
+            info[key] = vals.split()
+    return np.array(hist), info
+
+
+def test_cyclictest_format(cap2):
+    cap, isr, app = cap2
+    hist, info = parse_cyclictest(_bytes(ex.write_cyclictest, cap).decode())
+    assert np.array_equal(hist[:, 0], np.arange(len(hist)))        # bucket = µs
+    for col, rec in ((1, isr), (2, app)):
+        ok = rec[(rec["flags"] & ChanFlags.MISSED) == 0]
+        us = ok["latency"].astype(np.int64) * 10 // 1000
+        assert np.array_equal(hist[:, col], np.bincount(us, minlength=len(hist)))
+    mins = [int(v) for v in info["Min Latencies"]]
+    maxs = [int(v) for v in info["Max Latencies"]]
+    avgs = [int(v) for v in info["Avg Latencies"]]
+    isr_us = isr["latency"].astype(np.int64) * 10 // 1000
+    assert mins[0] == isr_us.min() and maxs[0] == isr_us.max()
+    assert avgs[0] == isr_us.sum() // len(isr_us)
+    assert len(hist) == max(maxs) + 1
+    assert info["Histogram Overflows"] == ["00000", "00000"]
+    assert [int(v) for v in info["Total"]] == [3000, 2997]
+    assert re.search(r"^# Max Latencies: \d{5} \d{5}$",
+                     _bytes(ex.write_cyclictest, cap).decode(), re.M)
+
+
+def test_cyclictest_overflows(cap2):
+    cap, isr, app = cap2
+    hist, info = parse_cyclictest(_bytes(ex.write_cyclictest, cap, buckets=20).decode())
+    assert len(hist) == 20
+    app_ok = app[(app["flags"] & ChanFlags.MISSED) == 0]
+    over = int(np.sum(app_ok["latency"].astype(np.int64) * 10 // 1000 >= 20))
+    assert over > 0 and int(info["Histogram Overflows"][1]) == over
+    assert hist[:, 2].sum() + over == len(app_ok)
+    assert info["Thread 1"][0] == f"{app_ok['pulse'][app_ok['latency'] >= 2000][0]:05d}"
+
+
+# ------------------------------------------------------------------ VCD
+
+
+def _vcd_text(cap):
+    return _bytes(ex.write_vcd, cap).decode()
+
+
+def test_vcd_structure(cap2):
+    cap, *_ = cap2
+    text = _vcd_text(cap)
+    assert "$timescale 10 ns $end" in text
+    names = re.findall(r"\$var wire 1 (\S+) (\S+) \$end", text)
+    assert [n for _, n in names] == ["STIM0", "ISR_OUT", "APP_OUT"]
+    stamps = [int(x) for x in re.findall(r"^#(\d+)$", text, re.M)]
+    assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
+
+
+def test_vcd_timescale_for_other_tick_rates():
+    assert ex._vcd_timescale(100e6) == ("10 ns", 1)
+    assert ex._vcd_timescale(1e9) == ("1 ns", 1)
+    assert ex._vcd_timescale(10e6) == ("100 ns", 1)
+    scale, factor = ex._vcd_timescale(48e6)
+    assert scale == "1 ps" and factor == pytest.approx(1e12 / 48e6)
+
+
+def test_vcd_without_events_is_a_usage_error(tmp_path, capsys):
+    cap = write_capture(tmp_path / "n.rtrig", [make_records(3, 0, [1, 2, 3], [4, 5, 6])])
+    with pytest.raises(SystemExit) as e:
+        main(["export", str(cap.path), "-f", "vcd", "-o", str(tmp_path / "x.vcd")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "no raw events" in err and "--raw" in err
+    assert not (tmp_path / "x.vcd").exists() and not (tmp_path / "x.vcd.part").exists()
+
+
+@pytest.mark.skipif(SIGROK is None, reason="sigrok-cli not installed (Debian: sigrok-cli)")
+def test_vcd_read_by_sigrok(tmp_path):
+    n = 20
+    rng = np.random.default_rng(2)
+    lat = 100 + rng.integers(0, 50, n)
+    isr = make_records(n, 0, lat, lat + 300)
+    ev = events_from_records({0: isr}, n)
+    cap = write_capture(tmp_path / "s.rtrig", [isr], events=ev)
+    vcd = ex.export(cap, "vcd", tmp_path / "s.vcd")
+    show = subprocess.run([SIGROK, "-i", str(vcd), "--show"], capture_output=True, text=True,
+                          timeout=60, check=True).stdout
+    assert "- STIM0: logic" in show and "- ISR_OUT: logic" in show
+    assert "Samplerate: 100000000" in show
+    out = subprocess.run([SIGROK, "-i", str(vcd), "-O", "csv"], capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    rows = [line for line in out.splitlines()
+            if line and not line.startswith(";") and line[0] in "01"]
+    samples = np.array([[int(v) for v in r.split(",")] for r in rows])
+    # expected levels per tick from the events, starting at the first event
+    t0 = int(ev["t"][0])
+    span = int(ev["t"][-1]) - t0
+    assert len(samples) >= span
+    for col, inp in ((0, 14), (1, 0)):
+        e = ev[ev["input"] == inp]
+        level = np.zeros(span, dtype=np.int64)
+        for t, r in zip(e["t"].astype(np.int64) - t0, e["rising"], strict=True):
+            level[t:] = r
+        assert np.array_equal(samples[:span, col], level), inp
