@@ -5,6 +5,7 @@ import random
 
 import pytest
 from amaranth.sim import Simulator
+
 from rtrig.gateware.stats import (
     PIPELINE_DEPTH,
     STAT_WORDS,

@@ -6,12 +6,12 @@ import math
 
 import numpy as np
 import pytest
+
+from rtrig import load
 from rtrig.host.analysis import channel_stats
 from rtrig.host.measure import CaptureSettings, open_rig, run_capture
 from rtrig.host.presets import PRESETS
 from rtrig.host.stats import choose_mode, read_stats, run_stats_capture, stats_summary
-
-from rtrig import load
 from rtrig.protocol import ChanFlags, Reg
 
 TICK_HZ = 100_000_000
