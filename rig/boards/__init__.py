@@ -1,0 +1,33 @@
+"""FPGA boards the rig runs on (``rtrig.boards``).
+
+One module per board family; each exports ``BOARDS``, a list of :class:`Board`
+(one per device variant). :func:`get_board` finds one by its command-line name.
+"""
+
+from .board import Board, BoardTop
+
+__all__ = ["Board", "BoardTop", "BOARDS", "DEFAULT_BOARDS", "get_board", "board_names"]
+
+
+def _collect():
+    from . import icebreaker, orangecrab, ulx3s
+    boards = {}
+    for mod in (ulx3s, orangecrab, icebreaker):
+        for b in mod.BOARDS:
+            boards[b.name] = b
+    return boards
+
+
+#: Every board variant by name.
+BOARDS = _collect()
+#: The variants ``make bitstreams`` and the build tests cover: one per board.
+DEFAULT_BOARDS = ("ulx3s", "orangecrab", "icebreaker")
+
+
+def board_names():
+    return list(BOARDS)
+
+
+def get_board(name):
+    """The :class:`Board` called ``name`` (case-insensitive); ``KeyError`` if none."""
+    return BOARDS[name.lower()]

@@ -1,0 +1,78 @@
+"""``rtrig build`` and ``rtrig flash``: FPGA bitstreams for the rig's boards.
+
+Thin wrappers over :mod:`rtrig.boards.build`; the top-level group adds them with
+:func:`register`.
+"""
+
+import json
+
+import click
+
+__all__ = ["register", "build_cmd", "flash_cmd"]
+
+
+def _board_names():
+    from rtrig.boards import BOARDS
+    return list(BOARDS)
+
+
+@click.command("build")
+@click.argument("board", required=False)
+@click.option("--all", "all_boards", is_flag=True, help="Build one variant of every board.")
+@click.option("--list", "list_boards", is_flag=True, help="List the boards and exit.")
+@click.option("--require-mhz", type=float, default=None,
+              help="Fail unless every clock reaches this Fmax (default: its constraint).")
+@click.option("--build-root", type=click.Path(file_okay=False), default=None,
+              help="Build folder (default: the project's build/); products go to "
+                   "BUILD_ROOT/boards/BOARD/.")
+@click.option("--json", "as_json", is_flag=True, help="Print the build summary as JSON.")
+def build_cmd(board, all_boards, list_boards, require_mhz, build_root, as_json):
+    """Build, timing-check and summarise the bitstream of BOARD.
+
+    Uses the pip YoWASP tools (`make fpga-tools`); checks the Fmax nextpnr reports
+    for every clock against its constraint and fails on a miss.
+    """
+    from rtrig.boards import BOARDS, DEFAULT_BOARDS
+    from rtrig.boards.build import build
+
+    from .errors import UsageError
+
+    if list_boards:
+        for b in BOARDS.values():
+            click.echo(f"{b.name:16} {b.title:28} {b.clk_freq / 1e6:g} MHz, "
+                       f"tick {b.tick_ns:.2f} ns")
+        return
+    if all_boards:
+        names = list(DEFAULT_BOARDS)
+    elif board:
+        names = [board]
+    else:
+        raise UsageError("name a board or give --all", hint="boards: " + ", ".join(BOARDS))
+    require_hz = None if require_mhz is None else require_mhz * 1e6
+    results = []
+    for n in names:
+        click.echo(f"building {n} ...", err=True)
+        r = build(n, build_root=build_root, require_hz=require_hz)
+        results.append(r)
+        if not as_json:
+            click.echo("\n".join(r.summary_lines()))
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in results], indent=2))
+
+
+@click.command("flash")
+@click.argument("board")
+@click.option("--dry-run", is_flag=True, help="Print the programming command only.")
+@click.option("--build-root", type=click.Path(file_okay=False), default=None,
+              help="Build folder the bitstream was built in.")
+def flash_cmd(board, dry_run, build_root):
+    """Program BOARD with its built bitstream (openFPGALoader; iceprog for the iCEBreaker)."""
+    from rtrig.boards.build import flash
+    flash(board, build_root=build_root, dry_run=dry_run,
+          echo=lambda line: click.echo(line, err=not dry_run))
+
+
+def register(group):
+    """Add ``build`` and ``flash`` to the ``rtrig`` click group."""
+    group.add_command(build_cmd)
+    group.add_command(flash_cmd)

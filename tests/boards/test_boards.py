@@ -1,0 +1,173 @@
+"""Board support: every board elaborates; real builds meet timing; the check catches misses.
+
+The build tests run the YoWASP toolchain (`make fpga-tools`) and skip with a
+stated reason when it is not installed. Set RTRIG_BOARD_BUILDS=0 to skip them on
+purpose (e.g. for a quick local run).
+"""
+
+import json
+import os
+
+import click
+import pytest
+from click.testing import CliRunner
+from rtrig.boards import BOARDS, DEFAULT_BOARDS, BoardTop, get_board
+from rtrig.boards.board import RIG_INPUTS, RIG_OUTPUTS
+from rtrig.boards.build import TimingError, build, check_timing, flash_command, tools_missing
+from rtrig.boards.clocking import ecp5_pll_config, ice40_pll_config
+from rtrig.host.errors import ToolchainError, UsageError
+
+
+@pytest.mark.parametrize("name", DEFAULT_BOARDS)
+def test_board_elaborates(name):
+    # One variant per board: the others differ only in the device name.
+    board = get_board(name)
+    plan = board.platform().prepare(BoardTop(board), name="top")
+    constraints = plan.files.get("top.lpf") or plan.files.get("top.pcf")
+    text = constraints if isinstance(constraints, str) else constraints.decode()
+    for pin in RIG_OUTPUTS + RIG_INPUTS:
+        assert f"rig_0__{pin}__io" in text
+
+
+@pytest.mark.parametrize("name", list(BOARDS))
+def test_rig_pins_are_distinct_header_pins(name):
+    board = get_board(name)
+    platform = board.platform()
+    rig = platform.lookup("rig", 0)
+    pins = [p for sub in rig.ios for p in sub.ios[0].names]
+    assert len(pins) == len(RIG_OUTPUTS) + len(RIG_INPUTS) == len(set(pins))
+    uart = platform.lookup(*board.uart)
+    uart_pins = {p for sub in uart.ios if hasattr(sub, "ios") for p in sub.ios[0].names}
+    assert not uart_pins & set(pins)
+
+
+def test_pll_dividers_are_exact():
+    c = ecp5_pll_config(25_000_000, 100_000_000)
+    assert 25e6 * c["clkfb_div"] / c["clki_div"] == 100e6
+    assert 400e6 <= c["f_vco"] <= 800e6
+    c = ecp5_pll_config(48_000_000, 100_000_000)
+    assert 48e6 * c["clkfb_div"] / c["clki_div"] == 100e6
+    c = ice40_pll_config(12_000_000, 48_000_000)
+    assert 12e6 * (c["divf"] + 1) / (c["divr"] + 1) / 2 ** c["divq"] == 48e6
+    with pytest.raises(ValueError):
+        ice40_pll_config(12_000_000, 50_000_000)
+
+
+def test_tick_rates_divide_the_link_baud():
+    # A UART divisor off by more than ~2 % breaks the 3 Mbaud link.
+    for b in BOARDS.values():
+        div = b.clk_freq // b.baud
+        assert abs(b.clk_freq / div / b.baud - 1) < 0.02, b.name
+
+
+def _report(achieved, constraint=100.0):
+    return {"fmax": {"$glbnet$clk": {"achieved": achieved, "constraint": constraint}},
+            "utilization": {}}
+
+
+def test_check_timing_passes_and_fails():
+    (c,) = check_timing(_report(112.3))
+    assert c.ok and c.margin_pct == pytest.approx(12.3)
+    with pytest.raises(TimingError, match="reaches 87.0 MHz, needs 100.0 MHz"):
+        check_timing(_report(87.0), board="x")
+    with pytest.raises(TimingError, match="needs 400.0 MHz"):
+        check_timing(_report(112.3), require_hz=400e6)
+    with pytest.raises(TimingError, match="no clock"):
+        check_timing({"fmax": {}})
+
+
+def test_unknown_board_is_a_usage_error(tmp_path):
+    with pytest.raises(UsageError):
+        build("no-such-board", build_root=tmp_path)
+
+
+def _cli():
+    from rtrig.host.cli_boards import register
+
+    @click.group()
+    def cli():
+        pass
+    register(cli)
+    return cli
+
+
+def test_cli_lists_boards():
+    out = CliRunner().invoke(_cli(), ["build", "--list"])
+    assert out.exit_code == 0
+    for name in BOARDS:
+        assert name in out.output
+
+
+def test_flash_without_bitstream_says_build_first(tmp_path):
+    out = CliRunner().invoke(_cli(), ["flash", "icebreaker", "--build-root", str(tmp_path)])
+    assert isinstance(out.exception, UsageError)
+    assert "rtrig build icebreaker" in out.exception.hint
+
+
+def test_flash_dry_run_prints_the_command(tmp_path):
+    bit = flash_command("ulx3s", tmp_path)[-1]
+    os.makedirs(os.path.dirname(bit))
+    open(bit, "wb").close()
+    out = CliRunner().invoke(_cli(), ["flash", "ulx3s", "--dry-run", "--build-root",
+                                      str(tmp_path)])
+    assert out.exit_code == 0
+    assert out.output.strip() == f"openFPGALoader -b ulx3s {bit}"
+
+
+# -- real builds -------------------------------------------------------------------
+
+def _skip_reason():
+    if os.environ.get("RTRIG_BOARD_BUILDS") == "0":
+        return "RTRIG_BOARD_BUILDS=0"
+    missing = tools_missing()
+    if missing:
+        return f"YoWASP FPGA tools not installed ({', '.join(missing)}); run `make fpga-tools`"
+    return None
+
+
+needs_tools = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Build results per board, built once per test session (in the project's build/,
+    so the wasm cache and products are shared with `make bitstreams`)."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            try:
+                cache[name] = build(name)
+            except TimingError as e:
+                cache[name] = e
+        return cache[name]
+    return get
+
+
+@needs_tools
+@pytest.mark.parametrize("name", DEFAULT_BOARDS)
+def test_board_build_meets_timing(built, name):
+    result = built(name)
+    if isinstance(result, TimingError):
+        pytest.fail(str(result))
+    board = get_board(name)
+    assert os.path.getsize(result.bitstream) > 0
+    (clk,) = result.clocks
+    assert clk.constraint_mhz == pytest.approx(board.clk_freq / 1e6)
+    assert clk.achieved_mhz >= clk.constraint_mhz
+    summary = json.loads(open(os.path.join(result.build_dir, "summary.json")).read())
+    assert summary["board"] == name
+
+
+@needs_tools
+def test_impossible_constraint_fails(built):
+    # The same routed design, checked against 400 MHz, must fail the check.
+    name = DEFAULT_BOARDS[-1]
+    result = built(name)
+    report = os.path.join(getattr(result, "build_dir", "") or
+                          os.path.join("build", "boards", name),
+                          f"rtrig_{name}.report.json")
+    with pytest.raises(TimingError, match="needs 400.0 MHz"):
+        check_timing(report, require_hz=400e6, board=name)
+    with pytest.raises(ToolchainError):
+        check_timing(report, require_hz=400e6)
