@@ -25,6 +25,7 @@ from ..capture import CHANNEL_NAMES
 from ..protocol import STIM_INPUT, ChanFlags, Input
 from .analysis import channel_stats
 from .errors import UsageError
+from .report import channel_records
 
 __all__ = ["FORMATS", "export", "write_csv", "write_json", "write_vcd", "write_cyclictest",
            "pulse_table", "cyclictest_histogram", "summary_json", "VCD_WIRES"]
@@ -148,8 +149,8 @@ def summary_json(cap):
         "final": cap.final,
         "complete": cap.complete,
         "tick_hz": cap.tick_hz,
-        "channels": {name: channel_stats(cap.channel(name), cap.tick_hz)
-                     for name in cap.channels()},
+        "channels": {name: channel_stats(rec, cap.tick_hz)
+                     for name, rec in channel_records(cap).items()},
         "raw_events": int(len(cap.events)),
     }
     if cap.stats is not None:
@@ -236,21 +237,24 @@ def cyclictest_histogram(cap, buckets=None):
     ``hist`` has shape ``(buckets, channels)``: bucket ``i`` counts latencies with
     ``floor(ns / 1000) == i`` (cyclictest's integer µs). ``stats`` per channel:
     ``min``, ``avg``, ``max`` (integer µs like cyclictest: truncated), ``total``,
-    ``overflows`` and ``overflow_pulses`` (pulse numbers at or beyond the last
-    bucket). Default bucket count: enough for the largest latency.
+    ``overflows``, ``overflow_pulses`` (pulse numbers at or beyond the last
+    bucket) and ``missed``. Default bucket count: enough for the largest latency.
     """
-    names = cap.channels()
+    recs = channel_records(cap)
+    names = list(recs)
     if not names:
         raise UsageError("the capture holds no latency records for a histogram",
                          hint="sweeps keep only on-chip statistics; export them as json")
     tick_ns = _tick_ns(cap)
     us_all, pulses_all = [], []
+    missed = []
     for name in names:
-        rec = cap.channel(name)
-        ok = rec[(rec["flags"] & ChanFlags.MISSED) == 0]
-        ns = ok["latency"].astype(np.int64) * tick_ns
+        rec = recs[name]
+        ok = (rec["flags"] & ChanFlags.MISSED) == 0
+        missed.append(int(len(rec) - ok.sum()))
+        ns = rec["latency"][ok].astype(np.int64) * tick_ns
         us_all.append(np.floor(ns / 1000.0 + 1e-9).astype(np.int64))
-        pulses_all.append(ok["pulse"])
+        pulses_all.append(rec["pulse"][ok])
     if buckets is None:
         buckets = max([int(u.max()) + 1 for u in us_all if len(u)] + [1])
     if buckets < 1:
@@ -267,6 +271,7 @@ def cyclictest_histogram(cap, buckets=None):
             "total": int(len(u)),
             "overflows": int((~inside).sum()),
             "overflow_pulses": p[~inside],
+            "missed": missed[j],
         })
     return names, hist, stats
 
@@ -296,9 +301,8 @@ def write_cyclictest(cap, f, buckets=None):
         if s["overflows"] > len(shown):
             line += f" # {s['overflows'] - len(shown):05d} others"
         out.append(line)
-    missed = [channel_stats(cap.channel(nm), cap.tick_hz)["missed"] for nm in names]
     out.append("# rtrig missed pulses (not in the histogram):"
-               + "".join(f" {m:05d}" for m in missed))
+               + "".join(f" {s['missed']:05d}" for s in stats))
     f.write(("\n".join(out) + "\n").encode())
 
 

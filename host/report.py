@@ -380,13 +380,15 @@ def _ax_key(prefix, row):
 
 def _stack(rows, titles, height_per=260, shared_x=False, x_title="", y_title=""):
     """Layout of ``rows`` subplots stacked vertically, each titled."""
-    gap = 0.5 / (height_per * rows / 100 + 1) if rows > 1 else 0
+    total = 80 + height_per * rows + (40 if rows > 1 else 0)
+    gap = 95.0 / (total - 100) if rows > 1 else 0.0     # room for tick labels and a title
     h = (1.0 - gap * (rows - 1)) / rows
-    lay = _layout(80 + height_per * rows)
+    lay = _layout(total)
     lay["annotations"] = []
     for r in range(1, rows + 1):
         top = 1.0 - (r - 1) * (h + gap)
-        lay[_ax_key("x", r)] = {**_AXIS, "anchor": _ax("y", r), "title": {"text": x_title}}
+        lay[_ax_key("x", r)] = {**_AXIS, "anchor": _ax("y", r),
+                                "title": {"text": x_title if r == rows else ""}}
         lay[_ax_key("y", r)] = {**_AXIS, "anchor": _ax("x", r), "domain": [top - h, top],
                                 "title": {"text": y_title}}
         if shared_x and r > 1:
