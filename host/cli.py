@@ -119,27 +119,25 @@ def _parse_model(text):
 
 def model_params(preset, model_text):
     """Model parameters (ticks, ModelParams fields) from a preset and overrides."""
+    from dataclasses import asdict
+
     from .model_ref import ModelParams
     base = {}
     if preset:
-        from .presets import PRESETS, preset_params
+        from .presets import PRESETS
         if preset not in PRESETS:
             raise UsageError(f"unknown preset '{preset}'",
                              hint=f"presets: {', '.join(sorted(PRESETS))}")
-        base = preset_params(preset)
+        base = asdict(PRESETS[preset])
     over = _parse_model(model_text)
     try:
         p = ModelParams.from_ns(**over) if over else None
     except (TypeError, ValueError) as e:
         raise UsageError(f"--model: {e}", hint="see docs/model.md for parameter names") from None
-    merged = dict(base)
+    merged = dict(base) if preset else asdict(ModelParams())
     if p is not None:
-        from dataclasses import asdict
         given = {k.removesuffix("_ns") for k in over}
         merged.update({k: v for k, v in asdict(p).items() if k in given})
-    if not merged and not preset:
-        from dataclasses import asdict
-        merged = asdict(ModelParams())
     return merged
 
 
@@ -294,7 +292,10 @@ def main(argv=None):
         sys.exit(1)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except Exception as e:          # a bug: still one line, unless --debug
+        if debug:
+            raise
+        click.echo(f"error: internal error: {type(e).__name__}: {e}", err=True)
+        click.echo("hint: run again with --debug and report the traceback", err=True)
+        sys.exit(70)
 
-
-if __name__ == "__main__":
-    main()

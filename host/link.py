@@ -201,11 +201,15 @@ class RigLink:
 
     def identify(self):
         """Check that a rig answers; returns its identity registers as a dict."""
+        timeout, retries = self.timeout, self.retries
+        self.timeout, self.retries = 1.0, 1      # a rig answers in microseconds
         try:
             ident = self.read1(Reg.ID)
         except LinkError as e:
             raise NotARigError(f"nothing on {self.url} answers the rig protocol",
                                hint="is this the rig's port (not the target's console)?") from e
+        finally:
+            self.timeout, self.retries = timeout, retries
         if ident != RIG_ID:
             raise NotARigError(f"the device on {self.url} is not an rtrig rig "
                                f"(ID 0x{ident:08x})")

@@ -1,0 +1,5 @@
+"""``python -m rtrig``: the rtrig command."""
+
+from .host.cli import main
+
+main()
