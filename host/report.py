@@ -94,11 +94,16 @@ def _split(records):
     bad = missed | ((flags & ChanFlags.INCOMPLETE) != 0)
     any_missed, any_bad = bool(missed.any()), bool(bad.any())
     lat = records["latency"]
+    answered = ~missed
     return {
-        "pulse": records["pulse"][~missed] if any_missed else records["pulse"],
-        "latency": lat[~missed] if any_missed else lat,
+        "pulse": records["pulse"][answered] if any_missed else records["pulse"],
+        "latency": lat[answered] if any_missed else lat,
         "completion": records["completion"][~bad] if any_bad else records["completion"],
         "missed_pulse": records["pulse"][missed],
+        # aligned with "latency": every answered pulse's completion and whether it fell
+        "completion_all": records["completion"][answered] if any_missed
+        else records["completion"],
+        "done": ~bad[answered] if any_missed else ~bad,
     }
 
 
@@ -198,31 +203,63 @@ def envelope(pulse, values, max_bins=ENVELOPE_BINS):
     }
 
 
-def _lane(n_pulses, init_high, rise_t, fall_t, window, nbins):
+def _lane(n, init_high, pulse, t, rising, window, nbins):
     """Persistence counts of one digital lane over ``nbins`` time bins.
 
-    ``init_high``: pulses whose line is high at the stimulus edge; ``rise_t`` and
-    ``fall_t``: edge times (ticks after the stimulus edge) of all pulses together.
-    Returns ``(low, edge, high)``: per bin, pulses that show the low level, an
-    edge, and the high level somewhere in the bin (as a scope's persistence would).
+    ``n`` pulses; ``init_high`` (bool per pulse): the line's level at the stimulus
+    edge; ``pulse``, ``t``, ``rising``: the line's edges, sorted by pulse then time,
+    ``t`` in ticks after that pulse's stimulus edge. Each edge starts an interval
+    at its level that lasts until the pulse's next edge (or the window's end), so a
+    lost edge never carries over to other pulses. Returns ``(low, edge, high)``:
+    per bin, the pulses whose line is low somewhere in the bin, the edges in the
+    bin, and the pulses whose line is high somewhere in it (a scope's persistence).
     """
-    def hist(t):
-        t = np.asarray(t, dtype=np.int64)
-        t = t[(t >= 0) & (t < window)]
-        return np.bincount(t * nbins // window, minlength=nbins)[:nbins]
-    rises, falls = hist(rise_t), hist(fall_t)
-    high_at_start = init_high + np.concatenate([[0], np.cumsum(rises - falls)[:-1]])
-    high_at_start = np.clip(high_at_start, 0, n_pulses)
-    high = np.minimum(high_at_start + rises, n_pulses)
-    low = np.minimum(n_pulses - high_at_start + falls, n_pulses)
-    return low, rises + falls, high
+    t = np.asarray(t, dtype=np.int64)
+    keep = (t >= 0) & (t < window)
+    pulse = np.asarray(pulse, dtype=np.int64)[keep]
+    rising = np.asarray(rising, dtype=bool)[keep]
+    b = t[keep] * nbins // window
+    edge = np.bincount(b, minlength=nbins)[:nbins]
+    acc = {True: np.zeros(nbins + 1, dtype=np.int64), False: np.zeros(nbins + 1, dtype=np.int64)}
+    last = np.ones(len(b), dtype=bool)
+    last[:-1] = pulse[1:] != pulse[:-1]
+    end = np.empty_like(b)
+    end[:-1] = b[1:]
+    end[last] = nbins - 1
+    first = np.ones(len(b), dtype=bool)
+    first[1:] = pulse[1:] != pulse[:-1]
+    first_end = np.full(n, nbins - 1, dtype=np.int64)
+    first_end[pulse[first]] = b[first]
+    init_high = np.broadcast_to(np.asarray(init_high, dtype=bool), (n,))
+    for level in (True, False):
+        sel = rising == level
+        acc[level] += np.bincount(b[sel], minlength=nbins + 1)
+        acc[level] -= np.bincount(end[sel] + 1, minlength=nbins + 1)
+        start = init_high == level
+        acc[level][0] += int(start.sum())
+        acc[level] -= np.bincount(first_end[start] + 1, minlength=nbins + 1)
+    low = np.minimum(np.cumsum(acc[False])[:nbins], n)
+    high = np.minimum(np.cumsum(acc[True])[:nbins], n)
+    return low, edge, high
+
+
+def _record_edges(latency, completion, done):
+    """Edges of a response from its records: rise at the latency, fall at the
+    completion (none when incomplete), interleaved so they sort by pulse, time."""
+    k = len(latency)
+    t = np.empty(2 * k, dtype=np.int64)
+    t[0::2] = latency
+    t[1::2] = np.where(done, completion, -1)       # -1: no edge (dropped)
+    rising = np.zeros(2 * k, dtype=bool)
+    rising[0::2] = True
+    return np.repeat(np.arange(k), 2), t, rising
 
 
 def persistence(cap, nbins=PERSIST_BINS, window_ticks=None, split=None):
     """Scope-persistence data: every pulse's waveforms aligned at the stimulus edge.
 
-    From raw events when the capture has stimulus edges and lost none (every
-    recorded input becomes a lane), else from the latency records (STIM0 plus one
+    From raw events when the capture has stimulus edges and reports no lost event
+    (every recorded input becomes a lane), else from the latency records (STIM0 plus one
     lane per response channel, high from latency to completion). The window runs
     from the stimulus edge to just past the latest response edge (at most one
     period). Returns a dict: ``source`` ("events" or "records"), ``window_ns``,
@@ -246,11 +283,15 @@ def persistence(cap, nbins=PERSIST_BINS, window_ticks=None, split=None):
             window_ticks = min(window_ticks, period)
     window = int(window_ticks)
     ev = cap.events
-    lost = ((cap.final or {}).get("link") or {}).get("evt_overflow", 0)
+    # Events are trusted only when the capture says it lost none (a cut-off capture
+    # cannot say): with lost edges the records give the truer picture.
+    link = (cap.final or {}).get("link") or {}
+    events_whole = cap.final is not None and not link.get("evt_overflow") \
+        and not link.get("lost_packets")
     stim_rise = np.sort(ev["t"][(ev["input"] == STIM_INPUT[0]) & (ev["rising"] != 0)])
     stim_rise = stim_rise.astype(np.int64)
     lanes = []
-    if len(stim_rise) and (not lost or not split):
+    if len(stim_rise) and (events_whole or not split):
         source = "events"
         n = len(stim_rise)
         ev = ev[np.argsort(ev["t"], kind="stable")]
@@ -259,29 +300,28 @@ def persistence(cap, nbins=PERSIST_BINS, window_ticks=None, split=None):
             e = ev[ev["input"] == inp]
             t = e["t"].astype(np.int64)
             rising = e["rising"] != 0
-            if inp in STIM_INPUT.values():
-                init = 0          # the stimulus is low just before its own edge
-            else:
+            init = np.zeros(n, dtype=bool)     # the stimulus is low before its own edge
+            if inp not in STIM_INPUT.values():
                 # level of this input when each stimulus rose: its last edge before
                 before = np.searchsorted(t, stim_rise, side="left") - 1
-                init = int(np.sum(rising[before[before >= 0]]))
+                init[before >= 0] = rising[before[before >= 0]]
             idx = np.searchsorted(stim_rise, t, side="right") - 1
             ok = idx >= 0
             rel = t[ok] - stim_rise[idx[ok]]
-            r = rising[ok]
-            low, edge, high = _lane(n, init, rel[r], rel[~r], window, nbins)
+            low, edge, high = _lane(n, init, idx[ok], rel, rising[ok], window, nbins)
             lanes.append((_INPUT_NAMES.get(inp, f"in{inp}"), low, edge, high))
     else:
         source = "records"
         n = max([len(d["pulse"]) + len(d["missed_pulse"]) for d in split.values()] + [0])
         if high_ticks:
-            one = _lane(1, 0, [0], [int(high_ticks)], window, nbins)
+            one = _lane(1, False, [0, 0], [0, int(high_ticks)], [True, False], window, nbins)
             lanes.append(("STIM0", *(a * n for a in one)))
         for name, d in split.items():
             pulses = len(d["pulse"]) + len(d["missed_pulse"])
             lane = {"isr": "ISR_OUT", "app": "APP_OUT"}.get(name, name.upper())
-            lanes.append((lane, *_lane(pulses, 0, d["latency"], d["completion"], window,
-                                       nbins)))
+            # missed pulses have no edges: they stay low, as their index is unused
+            edges = _record_edges(d["latency"], d["completion_all"], d["done"])
+            lanes.append((lane, *_lane(pulses, False, *edges, window, nbins)))
     tick_ns = _tick_ns(cap.tick_hz)
     return {"source": source, "window_ns": window * tick_ns,
             "bin_ns": window * tick_ns / nbins, "pulses": int(n), "lanes": lanes}

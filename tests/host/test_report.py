@@ -343,3 +343,24 @@ def test_cli_report_errors(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["report", str(tmp_path / "missing.rtrig")])
     assert e.value.code == 6
+
+
+def test_lane_lost_edge_stays_in_its_pulse():
+    # pulse 0 rises at 10 and its fall is lost; pulse 1 rises at 20, falls at 30
+    low, edge, high = report._lane(2, [False, False], [0, 1, 1], [10, 20, 30],
+                                   [True, True, False], window=100, nbins=10)
+    assert high.tolist() == [0, 1, 2, 2, 1, 1, 1, 1, 1, 1]
+    assert low.tolist() == [2, 2, 1, 1, 1, 1, 1, 1, 1, 1]
+    assert edge.tolist() == [0, 1, 1, 1, 0, 0, 0, 0, 0, 0]
+
+
+def test_persistence_ignores_lossy_events(two_channel, tmp_path):
+    cap, isr, app = two_channel
+    lossy = write_capture(tmp_path / "lossy.rtrig", [isr, app], events=cap.events[::3],
+                          final={"status": "complete", "link": {"evt_overflow": 12}})
+    assert report.persistence(lossy)["source"] == "records"
+    cut = write_capture(tmp_path / "cut.rtrig", [isr, app], events=cap.events, final={})
+    cut.final = None                       # cut off: cannot tell whether edges were lost
+    assert report.persistence(cut)["source"] == "records"
+    only_events = write_capture(tmp_path / "ev.rtrig", [], events=cap.events)
+    assert report.persistence(only_events)["source"] == "events"
