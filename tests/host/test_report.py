@@ -364,3 +364,22 @@ def test_persistence_ignores_lossy_events(two_channel, tmp_path):
     assert report.persistence(cut)["source"] == "records"
     only_events = write_capture(tmp_path / "ev.rtrig", [], events=cap.events)
     assert report.persistence(only_events)["source"] == "events"
+
+
+def test_lane_from_records_equals_lane_from_edges():
+    """The fast path for records agrees with the general edge-list lane."""
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        n = int(rng.integers(1, 40))
+        lat = rng.integers(0, 120, n)
+        comp = lat + rng.integers(0, 60, n)
+        done = rng.random(n) < 0.8
+        window, nbins = int(rng.integers(20, 150)), int(rng.integers(1, 30))
+        fast = report._lane_records(n + 3, lat, comp, done, window, nbins)   # 3 missed
+        t = np.empty(2 * n, dtype=np.int64)
+        t[0::2], t[1::2] = lat, np.where(done, comp, -1)
+        rising = np.zeros(2 * n, dtype=bool)
+        rising[0::2] = True
+        slow = report._lane(n + 3, False, np.repeat(np.arange(n), 2), t, rising, window, nbins)
+        for a, b in zip(fast, slow, strict=True):
+            assert np.array_equal(a, b)
