@@ -88,7 +88,7 @@ class BuildResult:
 
     def to_json(self):
         d = asdict(self)
-        for c, cd in zip(self.clocks, d["clocks"]):
+        for c, cd in zip(self.clocks, d["clocks"], strict=True):
             cd["margin_pct"] = round(c.margin_pct, 2)
         return d
 
@@ -193,11 +193,12 @@ def _family(platform):
     return "ice40" if "iCE40" in platform.device else "ecp5"
 
 
-def build(name, *, build_root=None, require_hz=None, check=True, board=None):
+def build(name, *, build_root=None, require_hz=None, check=True, board=None, top=None):
     """Build the bitstream of board ``name``; return a :class:`BuildResult`.
 
     Products go to ``<build_root>/boards/<name>/`` (``build_root`` defaults to the
     project's ``build/``); the wasm cache to ``<build_root>/yowasp-cache``.
+    ``board`` and ``top`` replace the registered board and its top level (tests).
     Raises :class:`UsageError` for an unknown board, :class:`ToolchainError` when a
     tool is missing or fails, :class:`TimingError` when timing is not met.
     """
@@ -220,7 +221,7 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None):
     report_name = f"{top_name}.report.json"
     t0 = time.monotonic()
     plan = platform.build(
-        BoardTop(board), name=top_name, do_build=False,
+        top or BoardTop(board), name=top_name, do_build=False,
         nextpnr_opts=f"--timing-allow-fail --report {report_name} {board.nextpnr_opts}",
     )
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -10,11 +10,10 @@ Target pins: PMOD1A (and two pins of PMOD1B), 3.3 V.
 """
 
 from amaranth.build import Attrs
+from amaranth_boards.icebreaker import ICEBreakerPlatform
 
 from .board import Board, rig_resource
 from .clocking import ICE40PLL
-
-from amaranth_boards.icebreaker import ICEBreakerPlatform
 
 __all__ = ["BOARDS", "PIN_LABELS"]
 
