@@ -29,7 +29,7 @@ def _dist(values_ns, prefix=""):
     out[f"{prefix}std_ns"] = round(float(v.std()), 1)
     # inverted_cdf: every percentile is a measured sample, never an interpolation.
     pct = np.percentile(v, list(PERCENTILES.values()), method="inverted_cdf")
-    for name, p in zip(PERCENTILES, pct):
+    for name, p in zip(PERCENTILES, pct, strict=True):
         out[f"{prefix}{name}_ns"] = int(round(p))
     out[f"{prefix}jitter_ns"] = out[f"{prefix}max_ns"] - out[f"{prefix}min_ns"]
     return out
@@ -57,5 +57,11 @@ def channel_stats(records, tick_hz):
 
 
 def capture_summary(cap):
-    """Per-channel statistics of a loaded capture: {name: channel_stats}."""
+    """Per-channel statistics of a loaded capture: {name: channel_stats}.
+
+    Statistics-mode captures hold no records; their summary comes from the on-chip
+    statistics (percentiles to one histogram bin)."""
+    if cap.meta.get("mode") == "statistics" and cap.stats is not None:
+        from .stats import stats_summary
+        return stats_summary(cap.stats, cap.tick_hz)
     return {name: channel_stats(cap.channel(name), cap.tick_hz) for name in cap.channels()}

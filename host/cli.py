@@ -185,13 +185,20 @@ def _print_summary(res):
               help="Response window (default: until the next stimulus).")
 @click.option("--raw", is_flag=True, help="Also record raw edge events.")
 @click.option("--truth", is_flag=True, help="Model target: also record its true latencies.")
+@click.option("--mode", type=click.Choice(["auto", "records", "statistics"]), default="auto",
+              show_default=True,
+              help="records: every pulse over the link; statistics: on-chip histograms "
+                   "(any rate); auto: records when the link keeps up.")
+@click.option("--bin-shift", type=click.IntRange(0, 20), default=None,
+              help="Statistics mode: histogram bin width 2^N ticks [default: automatic].")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Capture file [default: captures/capture-DATE.rtrig].")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @click.pass_obj
 def capture(obj, sim_here, port_here, target, freq, count, duration, duty, jitter, delay,
-            channels, model_text, preset, load, timeout, raw, truth, output, as_json, quiet):
+            channels, model_text, preset, load, timeout, raw, truth, mode, bin_shift, output,
+            as_json, quiet):
     """Send stimulus pulses and record every response latency."""
     _merge(obj, sim_here, port_here)
     from .measure import CaptureSettings, run_capture
@@ -216,8 +223,22 @@ def capture(obj, sim_here, port_here, target, freq, count, duration, duty, jitte
                                raw_events=raw, truth=truth)
     path = output or _default_path("capture")
     with obj.rig() as rig:
-        settings.ticks(rig.tick_hz)       # validate before anything runs
-        res = run_capture(rig, settings, path, progress=not quiet)
+        regs = settings.ticks(rig.tick_hz)       # validate before anything runs
+        if mode == "auto":
+            from .stats import choose_mode
+            mode = choose_mode(settings.freq, settings.channels, rig.info["baud"],
+                               settings.raw_events, count=regs["count"])
+            click.echo(f"mode: {mode} (auto, from {settings.freq:g} Hz and the link "
+                       f"at {rig.info['baud']} baud)", err=True)
+        if mode == "statistics":
+            if raw or truth:
+                click.echo("warning: raw events and truth records are not recorded in "
+                           "statistics mode (use --mode records at a lower rate)", err=True)
+            from .stats import run_stats_capture
+            res = run_stats_capture(rig, settings, path, bin_shift=bin_shift,
+                                    progress=not quiet)
+        else:
+            res = run_capture(rig, settings, path, progress=not quiet)
     if as_json:
         click.echo(json.dumps(res.to_json(), indent=2))
     else:

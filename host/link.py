@@ -155,7 +155,7 @@ class RigLink:
 
     # Register access -------------------------------------------------------------
     def _request(self, ptype, payload, expect):
-        for attempt in range(self.retries + 1):
+        for _attempt in range(self.retries + 1):
             seq = self._tx_seq
             self._tx_seq = (self._tx_seq + 1) & 0xFF
             self._responses.pop(seq, None)

@@ -235,30 +235,7 @@ def run_capture(session, settings, path, progress=True, on_block=None):
         link.take(t)
     link.write(Reg.STREAM_EN, streams)
 
-    meta = {
-        "format": "rtrig-capture",
-        "rtrig_version": __version__,
-        "gateware_version": session.info["version"],
-        "gateware_hash": f"{session.info['build_hash']:08x}",
-        "board": session.info["board"],
-        "simulation": session.sim is not None,
-        "tick_hz": tick_hz,
-        "in_delay_ticks": session.info["in_delay"],
-        "calibration": {"in_delay_ticks_subtracted": session.info["in_delay"]},
-        "target": {"kind": settings.target, "delay_ticks": regs["delay"],
-                   "model": settings.model, "preset": settings.preset,
-                   "description": settings.description},
-        "stimulus": {"freq_hz": tick_hz / regs["period"], "requested_freq_hz": settings.freq,
-                     "period_ticks": regs["period"], "high_ticks": regs["high"],
-                     "count": count, "jitter_ticks": regs["jitter"]},
-        "channels": list(settings.channels),
-        "load": settings.load,
-        "timeout_ticks": regs["timeout"],
-        "mode": "records",
-        "raw_events": settings.raw_events,
-        "start_time": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-        **settings.extra,
-    }
+    meta = capture_meta(session, settings, regs, "records")
     expected = count * n_ch
     bar = _Progress(expected, f"capture {settings.target} @ {settings.freq:g} Hz", progress)
     received = 0
@@ -346,6 +323,35 @@ def run_capture(session, settings, path, progress=True, on_block=None):
     writer.close(final=final)
     cap = load(path)
     return CaptureResult(Path(path), capture_summary(cap), counters, meta, final)
+
+
+def capture_meta(session, settings, regs, mode):
+    """The ``META`` object of a capture (docs/capture-format.md)."""
+    tick_hz = session.tick_hz
+    return {
+        "format": "rtrig-capture",
+        "rtrig_version": __version__,
+        "gateware_version": session.info["version"],
+        "gateware_hash": f"{session.info['build_hash']:08x}",
+        "board": session.info["board"],
+        "simulation": session.sim is not None,
+        "tick_hz": tick_hz,
+        "in_delay_ticks": session.info["in_delay"],
+        "calibration": {"in_delay_ticks_subtracted": session.info["in_delay"]},
+        "target": {"kind": settings.target, "delay_ticks": regs["delay"],
+                   "model": settings.model, "preset": settings.preset,
+                   "description": settings.description},
+        "stimulus": {"freq_hz": tick_hz / regs["period"], "requested_freq_hz": settings.freq,
+                     "period_ticks": regs["period"], "high_ticks": regs["high"],
+                     "count": regs["count"], "jitter_ticks": regs["jitter"]},
+        "channels": list(settings.channels),
+        "load": settings.load,
+        "timeout_ticks": regs["timeout"],
+        "mode": mode,
+        "raw_events": False if mode == "statistics" else settings.raw_events,
+        "start_time": _now(),
+        **settings.extra,
+    }
 
 
 def _drained(link, received, events_received, raw_events):

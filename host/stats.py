@@ -20,13 +20,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__
 from ..capture import CaptureWriter
 from ..gateware.stats import N_STAT_WORDS, STAT_WORDS, WORDS_PER_CHANNEL, StatFlags
 from ..protocol import Reg, StimCtrl
 from .analysis import PERCENTILES
 from .errors import LinkError, UsageError
-from .measure import CHANNELS, CaptureResult, _Progress, configure_target
+from .measure import CHANNELS, CaptureResult, _Progress, capture_meta, configure_target
 
 __all__ = ["choose_mode", "run_stats_capture", "StatsCaptureResult", "read_stats",
            "stats_summary", "capture_meta", "auto_bin_shift", "histogram_edges",
@@ -88,35 +87,6 @@ def histogram_edges(stat):
     """Lower bin edges in ticks of a ``STAT`` chunk's histogram (``n_bins + 1`` edges)."""
     w, off = stat["bin_width_ticks"], stat["bin_offset_ticks"]
     return [off + i * w for i in range(stat["n_bins"] + 1)]
-
-
-def capture_meta(session, settings, regs, mode):
-    """The ``META`` object of a capture (the same fields :func:`run_capture` writes)."""
-    tick_hz = session.tick_hz
-    return {
-        "format": "rtrig-capture",
-        "rtrig_version": __version__,
-        "gateware_version": session.info["version"],
-        "gateware_hash": f"{session.info['build_hash']:08x}",
-        "board": session.info["board"],
-        "simulation": session.sim is not None,
-        "tick_hz": tick_hz,
-        "in_delay_ticks": session.info["in_delay"],
-        "calibration": {"in_delay_ticks_subtracted": session.info["in_delay"]},
-        "target": {"kind": settings.target, "delay_ticks": regs["delay"],
-                   "model": settings.model, "preset": settings.preset,
-                   "description": settings.description},
-        "stimulus": {"freq_hz": tick_hz / regs["period"], "requested_freq_hz": settings.freq,
-                     "period_ticks": regs["period"], "high_ticks": regs["high"],
-                     "count": regs["count"], "jitter_ticks": regs["jitter"]},
-        "channels": list(settings.channels),
-        "load": settings.load,
-        "timeout_ticks": regs["timeout"],
-        "mode": mode,
-        "raw_events": False if mode == "statistics" else settings.raw_events,
-        "start_time": _now(),
-        **settings.extra,
-    }
 
 
 def _stat_info(link):
