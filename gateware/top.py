@@ -84,20 +84,30 @@ class Rig(wiring.Component):
     """
 
     def __init__(self, clk_freq=100_000_000, baud=3_000_000, board=0, with_model=True,
-                 fifo_depth=512):
+                 fifo_depth=512, with_soc=False, soc_firmware=b""):
         self.clk_freq = clk_freq
         self.baud = baud
         self.board = board
         self.with_model = with_model
         self.fifo_depth = fifo_depth
-        super().__init__({
+        self.with_soc = with_soc          # the reference SoC target, clock domain "soc"
+        self.soc_firmware = soc_firmware  # its RAM image (raw .bin bytes or a path)
+        members = {
             "uart_rx": In(1, init=1),
             "uart_tx": Out(1, init=1),
             "ext_inputs": In(N_INPUTS),
             "stim0": Out(1),
             "stim1": Out(1),
             "load_en": Out(1),
-        })
+        }
+        if with_soc:
+            # SoC debug outputs for the simulation harness (domain "soc"), see docs/soc.md.
+            members.update({
+                "soc_console_valid": Out(1), "soc_console_data": Out(8),
+                "soc_exit_valid": Out(1), "soc_exit_code": Out(32),
+                "soc_trace_valid": Out(1), "soc_trace_data": Out(32),
+            })
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
@@ -184,6 +194,28 @@ class Rig(wiring.Component):
             with m.Default():
                 m.d.comb += target_pins.eq(self.ext_inputs)
 
+        # ---- reference SoC target (gateware/soc.py, docs/soc.md) -------------------------
+        # The SoC runs in its own clock domain "soc" (50 MHz; the board or the simulation
+        # harness supplies it), free-running like a real board: TARGET_SEL only routes its
+        # pins. STIM0 → IRQ and LOAD_EN → GPIO input 0 are synchronised inside the SoC; its
+        # GPIO outputs enter the capture synchroniser like external pins.
+        if self.with_soc:
+            from amaranth.hdl import DomainRenamer
+
+            from .soc import SoC
+            m.submodules.soc = soc = DomainRenamer("soc")(SoC(self.soc_firmware))
+            m.d.comb += [
+                soc.irq.eq(stim.stim0),
+                soc.gpio_in.eq(rw["LOAD_EN"][0]),
+                ro["CAPS"].eq(caps | 1 << Target.SOC),
+            ]
+            for name in ("console_valid", "console_data", "exit_valid", "exit_code",
+                         "trace_valid", "trace_data"):
+                m.d.comb += getattr(self, f"soc_{name}").eq(getattr(soc, name))
+            with m.If(sel == Target.SOC):
+                m.d.comb += target_pins.eq(soc.gpio_out)
+        # ---- end of reference SoC target ---------------------------------------------------
+
         # Capture
         m.submodules.edges = edges = EdgeDetector(N_INPUTS)
         m.d.comb += [edges.pins.eq(target_pins), edges.stim.eq(Cat(stim.stim0, stim.stim1)),
@@ -216,7 +248,6 @@ class Rig(wiring.Component):
         m.d.comb += ev_merge.clear.eq(clear)
         m.submodules.ev_fifo = ev_fifo = fifo.SyncFIFOBuffered(
             width=EventRecord.as_shape().size, depth=self.fifo_depth + 1)
-        ev_ovf = Signal(32)
         m.d.comb += [
             ev_fifo.w_data.eq(ev_merge.out.payload),
             ev_fifo.w_en.eq(ev_merge.out.valid),

@@ -4,6 +4,7 @@ import os
 
 import pytest
 from amaranth.sim import Simulator
+
 from rtrig.gateware.capture import IN_DELAY, EdgeDetector
 from rtrig.gateware.link import PacketRx, PacketTx
 from rtrig.gateware.loopback import LoopbackTarget
@@ -11,7 +12,6 @@ from rtrig.gateware.matcher import LatencyMatcher, LatencyRecord
 from rtrig.gateware.merge import RecordMerger
 from rtrig.gateware.stimulus import StimulusGenerator
 from rtrig.gateware.uart import UARTRx, UARTTx
-
 from rtrig.protocol import PacketType, SlipDecoder, frame
 
 
@@ -271,7 +271,7 @@ def test_packet_tx_frames_decode_on_the_host():
     payload = bytes([0x11, 0xC0, 0xDB, 0x44, 0x55, 0x66, 0x77])
 
     async def tb(ctx):
-        for n in range(2):
+        for _ in range(2):
             ctx.set(dut.pkt.payload.type, PacketType.READ_DATA)
             ctx.set(dut.pkt.payload.length, 7)
             ctx.set(dut.pkt.payload.payload, int.from_bytes(payload, "little"))

@@ -6,6 +6,7 @@ import os
 import numpy as np
 import pytest
 from amaranth.sim import Simulator
+
 from rtrig.gateware.model import ModelTarget, TruthChannel
 from rtrig.host.model_ref import ModelParams, periodic_edges, simulate
 

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+
 from rtrig.host.model_ref import (
     TICK_NS,
     ModelParams,

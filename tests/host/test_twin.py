@@ -3,10 +3,10 @@ host code that also drives a board. Loopback latencies are known exactly."""
 
 import numpy as np
 import pytest
-from rtrig.host.measure import CaptureSettings, open_rig, run_capture
-from rtrig.host.selftest import compare_with_truth
 
 from rtrig import load
+from rtrig.host.measure import CaptureSettings, open_rig, run_capture
+from rtrig.host.selftest import compare_with_truth
 from rtrig.protocol import STIM_INPUT, ChanFlags, Reg
 
 
