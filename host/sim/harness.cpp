@@ -2,7 +2,10 @@
 // pins to a TCP socket, bit by bit at the rig's own baud divisor, so the host talks
 // to the simulation over exactly the byte protocol of a real rig.
 //
-// Usage: rtrig-sim --divisor N [--port P]
+// Usage: rtrig-sim --divisor N [--port P] [--console PATH] [--trace PATH]
+// Built with -DRTRIG_SOC (the reference SoC target): the harness also drives the SoC's
+// 50 MHz clock (one edge per rig cycle), appends its console bytes and SIM_EXIT codes to
+// --console and its TRACE words (one decimal per line) to --trace.
 // Prints "RTRIG-SIM LISTENING <port>" once it listens on 127.0.0.1; serves one
 // client; exits when the client disconnects or the parent process dies.
 
@@ -27,6 +30,22 @@
 #include "verilated.h"
 
 static volatile sig_atomic_t stop_requested = 0;
+
+#ifdef RTRIG_SOC
+// The SoC clock: half the rig clock, its rising edges on every other rig rising edge.
+// Outputs of the SoC are registered in its domain, so they are read once per SoC cycle.
+static FILE *soc_console = nullptr, *soc_trace = nullptr;
+static void soc_clock(Vrig_top &top) { top.soc_clk = !top.soc_clk; }
+static void soc_outputs(Vrig_top &top) {
+    if (!top.soc_clk) return;
+    if (top.soc_console_valid && soc_console) { fputc(top.soc_console_data, soc_console); fflush(soc_console); }
+    if (top.soc_exit_valid && soc_console) { fprintf(soc_console, "\nSIM_EXIT %u\n", top.soc_exit_code); fflush(soc_console); }
+    if (top.soc_trace_valid && soc_trace) fprintf(soc_trace, "%u\n", top.soc_trace_data);
+}
+#else
+static void soc_clock(Vrig_top &) {}
+static void soc_outputs(Vrig_top &) {}
+#endif
 static void on_signal(int) { stop_requested = 1; }
 
 int main(int argc, char **argv) {
@@ -37,6 +56,10 @@ int main(int argc, char **argv) {
         if (a == "--divisor") divisor = atoi(argv[i + 1]);
         else if (a == "--port") port = atoi(argv[i + 1]);
         else if (a == "--bench") bench = atoll(argv[i + 1]);
+#ifdef RTRIG_SOC
+        else if (a == "--console") soc_console = fopen(argv[i + 1], "w");
+        else if (a == "--trace") soc_trace = fopen(argv[i + 1], "w");
+#endif
     }
     if (bench > 0) {
         // Speed benchmark: free-running rig, no link traffic.
@@ -44,12 +67,18 @@ int main(int argc, char **argv) {
         Vrig_top top(&ctx);
         top.uart_rx = 1;
         top.rst = 0;
+#ifdef RTRIG_SOC
+        top.soc_rst = 1;
+        for (int i = 0; i < 8; i++) { top.clk = !top.clk; if (top.clk) soc_clock(top); top.eval(); }
+        top.soc_rst = 0;
+#endif
         auto t0 = std::chrono::steady_clock::now();
         for (long long c = 0; c < bench; c++) {
             top.ext_inputs = (top.stim0 ? 1 : 0) | (top.stim1 ? 2 : 0);
             top.clk = 0;
             top.eval();
             top.clk = 1;
+            soc_clock(top);
             top.eval();
         }
         double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -89,8 +118,19 @@ int main(int argc, char **argv) {
     top.rst = 1;
     top.uart_rx = 1;
     top.ext_inputs = 0;
-    for (int i = 0; i < 4; i++) { top.clk = !top.clk; top.eval(); }
+#ifdef RTRIG_SOC
+    top.soc_clk = 0;
+    top.soc_rst = 1;
+#endif
+    for (int i = 0; i < 8; i++) {
+        top.clk = !top.clk;
+        if (top.clk) soc_clock(top);
+        top.eval();
+    }
     top.rst = 0;
+#ifdef RTRIG_SOC
+    top.soc_rst = 0;
+#endif
 
     std::deque<uint8_t> to_rig;      // bytes waiting to be shifted into uart_rx
     std::vector<uint8_t> to_host;    // bytes shifted out of uart_tx
@@ -124,7 +164,9 @@ int main(int argc, char **argv) {
         top.clk = 0;
         top.eval();
         top.clk = 1;
+        soc_clock(top);
         top.eval();
+        soc_outputs(top);
 
         // Rig → host: sample uart_tx in the middle of each bit.
         if (tx_bit < 0) {
@@ -161,6 +203,10 @@ int main(int argc, char **argv) {
         }
     }
     top.final();
+#ifdef RTRIG_SOC
+    if (soc_trace) fclose(soc_trace);
+    if (soc_console) fclose(soc_console);
+#endif
     close(cs);
     return 0;
 }

@@ -1,0 +1,249 @@
+"""The reference target: a VexRiscv SoC that runs the project's firmware.
+
+The memory map is ``firmware/boards/rtrig-soc/soc_map.h`` (docs/soc-memory-map.md);
+the SoC's timing and its fixed I/O delays are in docs/soc.md.
+
+The CPU is the "Full" VexRiscv of ``pythondata-cpu-vexriscv`` (rv32im + Zicsr, 4 KiB
+instruction and data caches, Wishbone instruction and data buses, external interrupt
+array with mask CSR ``0xBC0``). Its Verilog is not converted by Amaranth: the
+:class:`SoC` instantiates module ``VexRiscv`` and the build reads
+:func:`vexriscv_verilog` next to the converted design.
+
+Everything here runs in one clock domain, ``sync`` inside the component; the rig
+renames it to ``soc`` (50 MHz beside the rig's 100 MHz).
+"""
+
+from pathlib import Path
+
+from amaranth import C, Cat, ClockSignal, Instance, Module, Mux, ResetSignal, Signal
+from amaranth.lib import cdc, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["SoC", "vexriscv_verilog", "load_image", "IO_MAP", "SOC_ID",
+           "RAM_BYTES", "N_GPIO_OUT", "IRQ_SYNC_STAGES"]
+
+RAM_BYTES = 64 * 1024
+N_GPIO_OUT = 6
+SOC_ID = 0x52545247                  #: "RTRG"
+#: Flip-flops between the IRQ pin and the edge detector (``cdc.FFSynchronizer``).
+IRQ_SYNC_STAGES = 2
+
+#: Byte addresses of the I/O registers (``soc_map.h``).
+IO_MAP = {
+    "GPIO_OUT_SET": 0x8000_0000, "GPIO_OUT_CLR": 0x8000_0004,
+    "GPIO_OUT": 0x8000_0008, "GPIO_IN": 0x8000_000C,
+    "IRQ_PENDING": 0x8000_1000, "IRQ_ENABLE": 0x8000_1004,
+    "IRQ_TRIGGER": 0x8000_1008, "IRQ_PIN": 0x8000_100C, "IRQ_STAMP": 0x8000_1010,
+    "MTIME_LO": 0x8000_2000, "MTIME_HI": 0x8000_2004,
+    "MTIMECMP_LO": 0x8000_2008, "MTIMECMP_HI": 0x8000_200C,
+    "CONSOLE_TX": 0x8000_3000, "SIM_EXIT": 0x8000_3004, "SYS_ID": 0x8000_3008,
+    "TRACE": 0x8000_300C,
+}
+
+
+def vexriscv_verilog(variant="Full"):
+    """Path of the VexRiscv Verilog file of ``variant`` (module name ``VexRiscv``)."""
+    import pythondata_cpu_vexriscv
+    path = Path(pythondata_cpu_vexriscv.data_location) / f"VexRiscv_{variant}.v"
+    if not path.exists():
+        raise FileNotFoundError(path)
+    return path
+
+
+def load_image(image):
+    """RAM words (little-endian) from a raw image: ``bytes`` or a path to a ``.bin``."""
+    if isinstance(image, (str, Path)):
+        image = Path(image).read_bytes()
+    image = bytes(image or b"")
+    if len(image) > RAM_BYTES:
+        raise ValueError(f"firmware image of {len(image)} bytes does not fit "
+                         f"{RAM_BYTES} bytes of RAM")
+    image += b"\0" * (-len(image) % 4)
+    return [int.from_bytes(image[i:i + 4], "little") for i in range(0, len(image), 4)]
+
+
+class SoC(wiring.Component):
+    """VexRiscv, 64 KiB RAM, GPIO, an edge-latched interrupt, a machine timer.
+
+    All ports are in the ``sync`` domain of the component (the rig renames it to
+    ``soc``) except ``irq`` and ``gpio_in``, which are asynchronous and synchronised
+    here.
+
+    Parameters
+    ----------
+    image : bytes or path
+        Initial RAM contents (the firmware's raw ``.bin``, linked at 0).
+    variant : str
+        VexRiscv variant; the firmware needs mscratch/mcycle, hence "Full".
+
+    Members
+    -------
+    irq : In(1)
+        Interrupt pin (rig STIM0), asynchronous; a rising edge sets ``PENDING``.
+    gpio_in : In(1)
+        Input pins (bit 0 LOAD_EN), asynchronous.
+    gpio_out : Out(6)
+        Output register: ISR_OUT, APP_OUT, HEARTBEAT, MARKER0..2.
+    console_valid, console_data : Out(1), Out(8)
+        One strobe per byte written to ``CONSOLE_TX``.
+    exit_valid, exit_code : Out(1), Out(32)
+        A write to ``SIM_EXIT``.
+    trace_valid, trace_data : Out(1), Out(32)
+        A write to ``TRACE`` (self-timed figures for the simulation log).
+    """
+
+    def __init__(self, image=b"", variant="Full"):
+        self.words = load_image(image)
+        self.variant = variant
+        super().__init__({
+            "irq": In(1),
+            "gpio_in": In(1),
+            "gpio_out": Out(N_GPIO_OUT),
+            "console_valid": Out(1),
+            "console_data": Out(8),
+            "exit_valid": Out(1),
+            "exit_code": Out(32),
+            "trace_valid": Out(1),
+            "trace_data": Out(32),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = RAM_BYTES // 4
+        aw = (depth - 1).bit_length()
+
+        def wb(prefix):
+            return {name: Signal(width, name=f"{prefix}_{name}") for name, width in (
+                ("cyc", 1), ("stb", 1), ("ack", 1), ("we", 1), ("adr", 30),
+                ("dat_r", 32), ("dat_w", 32), ("sel", 4), ("err", 1), ("cti", 3),
+                ("bte", 2))}
+        ibus, dbus = wb("ibus"), wb("dbus")
+
+        timer_irq = Signal()
+        ext_irq = Signal()
+        cpu_ports = dict(
+            i_clk=ClockSignal("sync"), i_reset=ResetSignal("sync"),
+            i_externalResetVector=C(0, 32),
+            i_timerInterrupt=timer_irq,
+            i_softwareInterrupt=C(0, 1),
+            i_externalInterruptArray=Cat(ext_irq, C(0, 31)),
+        )
+        for bus, name in ((ibus, "iBusWishbone"), (dbus, "dBusWishbone")):
+            cpu_ports.update({
+                f"o_{name}_CYC": bus["cyc"], f"o_{name}_STB": bus["stb"],
+                f"i_{name}_ACK": bus["ack"], f"o_{name}_WE": bus["we"],
+                f"o_{name}_ADR": bus["adr"], f"i_{name}_DAT_MISO": bus["dat_r"],
+                f"o_{name}_DAT_MOSI": bus["dat_w"], f"o_{name}_SEL": bus["sel"],
+                f"i_{name}_ERR": bus["err"], f"o_{name}_CTI": bus["cti"],
+                f"o_{name}_BTE": bus["bte"],
+            })
+        m.submodules.cpu = Instance("VexRiscv", **cpu_ports)
+
+        # RAM: one read port per bus, the write port on the data bus. Every access is
+        # acknowledged one cycle after its request (two cycles per beat).
+        m.submodules.ram = ram = Memory(shape=32, depth=depth, init=self.words)
+        i_rd = ram.read_port()
+        d_rd = ram.read_port()
+        d_wr = ram.write_port(granularity=8)
+
+        i_req = ibus["cyc"] & ibus["stb"] & ~ibus["ack"]
+        m.d.sync += ibus["ack"].eq(i_req)
+        m.d.comb += [i_rd.addr.eq(ibus["adr"][:aw]), ibus["dat_r"].eq(i_rd.data)]
+
+        d_req = dbus["cyc"] & dbus["stb"] & ~dbus["ack"]
+        d_io = dbus["adr"][29]                 # address bit 31: I/O
+        d_write = d_req & dbus["we"]
+        m.d.sync += dbus["ack"].eq(d_req)
+        io_rdata = Signal(32)
+        io_sel = Signal()
+        with m.If(d_req):
+            m.d.sync += io_sel.eq(d_io)
+        m.d.comb += [
+            d_rd.addr.eq(dbus["adr"][:aw]),
+            d_wr.addr.eq(dbus["adr"][:aw]),
+            d_wr.data.eq(dbus["dat_w"]),
+            d_wr.en.eq(Mux(d_write & ~d_io, dbus["sel"], 0)),
+            dbus["dat_r"].eq(Mux(io_sel, io_rdata, d_rd.data)),
+        ]
+
+        # I/O registers: decoded on the full byte address; writes act in the request
+        # cycle, reads are registered into io_rdata for the acknowledge cycle.
+        addr = Cat(C(0, 2), dbus["adr"])
+        wdata = dbus["dat_w"]
+
+        def wr(name):
+            return d_write & (addr == IO_MAP[name])
+
+        reads = {}
+
+        # GPIO
+        gpio_out = Signal(N_GPIO_OUT)
+        gpio_in = Signal(1)
+        m.submodules.gpio_sync = cdc.FFSynchronizer(self.gpio_in, gpio_in, stages=2)
+        with m.If(wr("GPIO_OUT")):
+            m.d.sync += gpio_out.eq(wdata)
+        with m.Elif(wr("GPIO_OUT_SET")):
+            m.d.sync += gpio_out.eq(gpio_out | wdata)
+        with m.Elif(wr("GPIO_OUT_CLR")):
+            m.d.sync += gpio_out.eq(gpio_out & ~wdata)
+        m.d.comb += self.gpio_out.eq(gpio_out)
+        reads["GPIO_OUT"] = gpio_out
+        reads["GPIO_IN"] = gpio_in
+
+        # Machine timer: mtime counts every cycle from reset.
+        mtime = Signal(64)
+        mtimecmp = Signal(64, init=(1 << 64) - 1)
+        m.d.sync += mtime.eq(mtime + 1)
+        with m.If(wr("MTIMECMP_LO")):
+            m.d.sync += mtimecmp[:32].eq(wdata)
+        with m.If(wr("MTIMECMP_HI")):
+            m.d.sync += mtimecmp[32:].eq(wdata)
+        m.d.sync += timer_irq.eq(mtime >= mtimecmp)
+        reads.update(MTIME_LO=mtime[:32], MTIME_HI=mtime[32:],
+                     MTIMECMP_LO=mtimecmp[:32], MTIMECMP_HI=mtimecmp[32:])
+
+        # Edge-latched interrupt. STAMP holds mtime of the cycle the synchronised edge
+        # was detected, so firmware can time its own entry (docs/soc.md).
+        pin = Signal()
+        pin_prev = Signal()
+        m.submodules.irq_sync = cdc.FFSynchronizer(self.irq, pin, stages=IRQ_SYNC_STAGES)
+        m.d.sync += pin_prev.eq(pin)
+        rise = pin & ~pin_prev
+        pending = Signal()
+        enable = Signal()
+        stamp = Signal(32)
+        with m.If(wr("IRQ_PENDING") & wdata[0]):
+            m.d.sync += pending.eq(0)
+        with m.If(wr("IRQ_TRIGGER") & wdata[0]):
+            m.d.sync += pending.eq(1)
+        with m.If(rise):                       # an edge wins over a clear in the same cycle
+            m.d.sync += [pending.eq(1), stamp.eq(mtime[:32])]
+        with m.If(wr("IRQ_ENABLE")):
+            m.d.sync += enable.eq(wdata[0])
+        m.d.comb += ext_irq.eq(pending & enable)
+        reads.update(IRQ_PENDING=pending, IRQ_ENABLE=enable, IRQ_PIN=pin, IRQ_STAMP=stamp)
+
+        # System: console, simulation exit, ID, trace.
+        m.d.sync += [
+            self.console_valid.eq(wr("CONSOLE_TX")),
+            self.exit_valid.eq(wr("SIM_EXIT")),
+            self.trace_valid.eq(wr("TRACE")),
+        ]
+        with m.If(wr("CONSOLE_TX")):
+            m.d.sync += self.console_data.eq(wdata[:8])
+        with m.If(wr("SIM_EXIT")):
+            m.d.sync += self.exit_code.eq(wdata)
+        with m.If(wr("TRACE")):
+            m.d.sync += self.trace_data.eq(wdata)
+        reads["SYS_ID"] = C(SOC_ID, 32)
+
+        with m.If(d_req):
+            with m.Switch(addr):
+                for name, value in reads.items():
+                    with m.Case(IO_MAP[name]):
+                        m.d.sync += io_rdata.eq(value)
+                with m.Default():
+                    m.d.sync += io_rdata.eq(0)
+        return m
+
