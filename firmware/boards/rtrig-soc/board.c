@@ -6,6 +6,7 @@
 
 static k_isr_fn stim_isr;
 static void *stim_arg;
+volatile uint32_t soc_isr_out_cycle;
 
 void board_init(void)
 {
@@ -133,8 +134,16 @@ void riscv_board_set_mtimecmp(uint64_t when)
 void riscv_board_ext_irq(void)
 {
     uint32_t p = SOC_REG(SOC_IRQ_PENDING) & SOC_REG(SOC_IRQ_ENABLE);
-    if ((p & SOC_IRQ_STIM) && stim_isr != NULL)
+    if ((p & SOC_IRQ_STIM) && stim_isr != NULL) {
+        uint32_t before = soc_isr_out_cycle;
         k_isr_run(stim_isr, stim_arg);
-    else
+        /*
+         * Self-timed latency: edge latch (IRQ_STAMP, mtime) to the ISR_OUT store
+         * (mcycle; both count CPU cycles from reset). Reported after the ISR so
+         * it does not delay ISR_OUT; only if this ISR raised ISR_OUT.
+         */
+        if (soc_isr_out_cycle != before)
+            SOC_REG(SOC_SYS_TRACE) = soc_isr_out_cycle - SOC_REG(SOC_IRQ_STAMP);
+    } else
         SOC_REG(SOC_IRQ_PENDING) = p; /* spurious or unhandled: do not loop on it */
 }

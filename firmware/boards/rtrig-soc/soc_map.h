@@ -44,7 +44,9 @@
 #define SOC_IRQ_ENABLE  (SOC_IRQ_BASE + 0x04u) /* R/W */
 #define SOC_IRQ_TRIGGER (SOC_IRQ_BASE + 0x08u) /* W: 1 bits set PENDING (self-test) */
 #define SOC_IRQ_PIN     (SOC_IRQ_BASE + 0x0Cu) /* R: current level of the IRQ pin */
-#define SOC_IRQ_STIM    (1u << 0)
+/* R: mtime (low word) when the last IRQ pin edge was latched (self-timing) */
+#define SOC_IRQ_STAMP (SOC_IRQ_BASE + 0x10u)
+#define SOC_IRQ_STIM  (1u << 0)
 
 /* ---- machine timer ------------------------------------------------------------ */
 /*
@@ -62,6 +64,7 @@
 #define SOC_CONSOLE_TX (SOC_SYS_BASE + 0x00u) /* W: low byte is one console character */
 #define SOC_SIM_EXIT   (SOC_SYS_BASE + 0x04u) /* W: a simulation ends with this exit code */
 #define SOC_SYS_ID     (SOC_SYS_BASE + 0x08u) /* R: SOC_ID_VALUE */
+#define SOC_SYS_TRACE  (SOC_SYS_BASE + 0x0Cu) /* W: one 32-bit value for the simulation log */
 #define SOC_ID_VALUE   0x52545247u            /* "RTRG" */
 
 /* VexRiscv CSR: mask of its external interrupt array; bit 0 = the IRQ block. */
