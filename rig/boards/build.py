@@ -197,7 +197,8 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
     """Build the bitstream of board ``name``; return a :class:`BuildResult`.
 
     Products go to ``<build_root>/boards/<name>/`` (``build_root`` defaults to the
-    project's ``build/``); the wasm cache to ``<build_root>/yowasp-cache``.
+    project's ``build/``); the wasm cache to the project's ``build/yowasp-cache``
+    (or ``$YOWASP_CACHE_DIR``).
     ``board`` and ``top`` replace the registered board and its top level (tests).
     Raises :class:`UsageError` for an unknown board, :class:`ToolchainError` when a
     tool is missing or fails, :class:`TimingError` when timing is not met.
@@ -209,7 +210,9 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
                          hint="boards: " + ", ".join(BOARDS)) from None
     build_root = Path(build_root) if build_root else project_root() / "build"
     out_dir = (build_root / "boards" / board.name).resolve()
-    cache_dir = (build_root / "yowasp-cache").resolve()
+    # One wasm cache per checkout, wherever the products go (it takes minutes to fill).
+    cache_dir = Path(os.environ.get("YOWASP_CACHE_DIR")
+                     or project_root() / "build" / "yowasp-cache").resolve()
     platform = board.platform()
     family = _family(platform)
     missing = tools_missing(family)
