@@ -99,16 +99,19 @@ def sweep_command():
                   help="Sweep capture [default: captures/sweep-DATE.rtrig].")
     @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
     @click.option("--quiet", "-q", is_flag=True, help="No step progress on stderr.")
+    @click.option("--firmware", type=click.Path(exists=True, dir_okay=False), default=None,
+                  help="--sim --target soc: the SoC's RAM image (.bin) [default: rt_test].")
     @click.pass_obj
     def sweep(obj, sim_here, port_here, target, f_from, f_to, model_text, preset, load,
               sf_threshold, pulses, resolution, factor, stim_jitter, channels, no_confirm,
-              output, as_json, quiet):
+              output, as_json, quiet, firmware):
         """Find MF-ISR, MF-APP and (with --load) SF between --from and --to.
 
         Brackets each figure in geometric steps, bisects to --resolution and confirms
         the result; every step is recorded in the sweep capture.
         """
         _merge(obj, sim_here, port_here)
+        obj.use_target(target, firmware)
         from .sweep import SweepSettings, run_sweep
         chans = tuple(c.strip().lower() for c in channels.split(",") if c.strip())
         model = None

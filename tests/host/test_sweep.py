@@ -3,13 +3,15 @@ sweeps on the simulation twin against the cycle-exact reference (``model_ref``).
 
 import math
 import types
+from dataclasses import asdict
 
+import numpy as np
 import pytest
 
 import rtrig
 from rtrig.host import sweep as sweep_mod
 from rtrig.host.cli import main
-from rtrig.host.model_ref import ModelParams, mf_app, mf_isr, sf
+from rtrig.host.model_ref import ModelParams, mf_app, mf_isr, sf, simulate_periodic
 from rtrig.host.sweep import SweepSettings, default_pulses, run_sweep, search_threshold
 
 TICK_HZ = 100_000_000
@@ -152,20 +154,22 @@ def test_interrupt_keeps_recorded_steps(tmp_path, monkeypatch):
 
 PULSES = 100
 
-#: name → (ModelParams, load, from Hz, to Hz); MF and SF sit at a few hundred kHz so
-#: each step is short in rig time.
+#: name → (ModelParams, load, from Hz, to Hz, channels searched); MF and SF sit at a
+#: few hundred kHz so each step is short in rig time, and the ranges are narrow
+#: enough for few bracket steps.
 CASES = {
-    "isr": (ModelParams(isr_entry=100, isr_service=200, app=False), False, 200e3, 500e3),
+    "isr": (ModelParams(isr_entry=100, isr_service=200, app=False), False,
+            250e3, 450e3, ("isr",)),
     "isr_app": (ModelParams(isr_entry=80, isr_service=120, app_wake=100, app_service=200),
-                False, 150e3, 700e3),
+                False, 170e3, 600e3, ("isr", "app")),
     "isr_jitter": (ModelParams(isr_entry=100, isr_jitter=60, isr_service=150, app=False,
-                               seed=0x1234_5678), False, 200e3, 500e3),
+                               seed=0x1234_5678), False, 280e3, 450e3, ("isr",)),
     "loaded": (ModelParams(isr_entry=100, isr_service=200, load_quantum=500,
-                           heartbeat_work=50, app=False), True, 200e3, 500e3),
+                           heartbeat_work=50, app=False), True, 250e3, 450e3, ()),
     "tick_loaded_app": (ModelParams(isr_entry=100, isr_jitter=20, isr_service=100,
                                     app_wake=100, app_service=200, load_quantum=400,
                                     heartbeat_work=50, tick_period=5_000, tick_service=60,
-                                    seed=0x9E37_79B9), True, 60e3, 600e3),
+                                    seed=0x9E37_79B9), True, 90e3, 550e3, ("app",)),
 }
 
 
@@ -179,20 +183,50 @@ def rig():
         pytest.skip(f"simulation twin unavailable: {e}")
 
 
-def _reference(p, load, threshold=0.01):
-    ref = {"mf_isr_hz": mf_isr(p, pulses=PULSES, load=load),
-           "mf_app_hz": mf_app(p, pulses=PULSES, load=load) if p.app else None,
-           "sf_hz": sf(p, threshold, pulses=PULSES) if load else None}
-    return ref
+def window_missed(p, period, channel, load):
+    """The rig's notion of a miss, from the reference: a stimulus period that passes
+    with no response rise (a lost pulse, or a response so late that it rises only
+    after the next stimulus)."""
+    r = simulate_periodic(p, period, PULSES, load=load)
+    lat = r.isr_latency if channel == "isr" else r.app_latency
+    t0 = period * np.arange(PULSES, dtype=np.int64)
+    rise = np.sort((t0 + lat)[lat >= 0])
+    return bool(np.any(np.searchsorted(rise, t0) == np.searchsorted(rise, t0 + period)))
+
+
+def reference_mf(p, channel, load):
+    """MF in Hz: 1/(largest period that misses), as ``model_ref.mf_isr`` but with the
+    rig's definition of a miss (:func:`window_missed`)."""
+    lo, hi = 2, 4 * (p.isr_entry + p.isr_jitter + p.isr_service + p.app_wake
+                     + p.app_service + p.load_quantum)
+    assert window_missed(p, lo, channel, load) and not window_missed(p, hi, channel, load)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if window_missed(p, mid, channel, load):
+            lo = mid
+        else:
+            hi = mid
+    return TICK_HZ / lo
+
+
+def test_window_reference_agrees_with_model_ref_without_jitter():
+    # without jitter or tick a response is late only a pulse or two before a pulse is
+    # lost, so the two definitions agree to within a tick or two of the period
+    for name in ("isr", "isr_app"):
+        p = CASES[name][0]
+        assert abs(reference_mf(p, "isr", False) / mf_isr(p, pulses=PULSES) - 1) < 0.01
+    p = CASES["isr_app"][0]
+    assert abs(reference_mf(p, "app", False) / mf_app(p, pulses=PULSES) - 1) < 0.01
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_sweep_matches_reference(rig, name, tmp_path):
-    from dataclasses import asdict
-    p, load, f1, f2 = CASES[name]
-    ref = _reference(p, load)
+    p, load, f1, f2, channels = CASES[name]
+    ref = {"mf_isr_hz": reference_mf(p, "isr", load) if "isr" in channels else None,
+           "mf_app_hz": reference_mf(p, "app", load) if "app" in channels else None,
+           "sf_hz": sf(p, 0.01, pulses=PULSES) if load else None}
     st = SweepSettings(f1, f2, target="model", model=asdict(p), load=load, pulses=PULSES,
-                       confirm=name == "isr_app")
+                       channels=channels, confirm=name == "isr_app")
     res = run_sweep(rig, st, tmp_path / "sweep.rtrig", log=lambda m: None)
     for fig, want in ref.items():
         got = res.value(fig)
@@ -209,7 +243,6 @@ def test_sweep_matches_reference(rig, name, tmp_path):
 
 
 def test_sweep_reports_null_outside_range(rig, tmp_path):
-    from dataclasses import asdict
     p = CASES["isr"][0]              # MF-ISR ≈ 334 kHz
     st = SweepSettings(100e3, 200e3, target="model", model=asdict(p), pulses=PULSES)
     res = run_sweep(rig, st, tmp_path / "below.rtrig", log=lambda m: None)
