@@ -15,7 +15,6 @@ Command line (used by ``rig/boards/boards.mk``)::
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -164,26 +163,13 @@ _UTIL_KEYS = {
 
 
 def parse_utilisation(report, family, yosys_log=None):
-    """Resource use from the nextpnr report (and LUT/FF split from the Yosys log on iCE40)."""
+    """Resource use from the nextpnr report (an iCE40 logic cell, LC, is one LUT4 + one FF)."""
     util = report.get("utilization", {})
     out = {}
     for col, keys in _UTIL_KEYS[family].items():
         for k in keys:
             if k in util:
                 out[col] = {"used": util[k]["used"], "available": util[k]["available"]}
-    if family == "ice40" and yosys_log is not None and yosys_log.exists():
-        # An iCE40 logic cell is one LUT4 plus one FF; split the count as Yosys mapped it.
-        text = yosys_log.read_text(errors="replace")
-        stats = text[text.rfind("Printing statistics"):]
-        luts = sum(int(n) for n in re.findall(r"^\s+(\d+)\s+SB_LUT4\b", stats, re.M)
-                   + re.findall(r"^\s+SB_LUT4\s+(\d+)", stats, re.M))
-        ffs = sum(int(n) for n in re.findall(r"^\s+(\d+)\s+SB_DFF\w*", stats, re.M)
-                  + re.findall(r"^\s+SB_DFF\w*\s+(\d+)", stats, re.M))
-        lc = out.get("LC", {}).get("available")
-        if luts:
-            out["LUT"] = {"used": luts, "available": lc}
-        if ffs:
-            out["FF"] = {"used": ffs, "available": lc}
     return out
 
 

@@ -175,7 +175,7 @@ def test_board_build_meets_timing(built, name):
     board = get_board(name)
     assert os.path.getsize(result.bitstream) > 0
     (clk,) = result.clocks
-    assert clk.constraint_mhz == pytest.approx(board.clk_freq / 1e6)
+    assert clk.constraint_mhz == pytest.approx(board.clk_freq / 1e6, rel=1e-3)
     assert clk.achieved_mhz >= clk.constraint_mhz
     summary = json.loads(open(os.path.join(result.build_dir, "summary.json")).read())
     assert summary["board"] == name
@@ -205,7 +205,7 @@ def test_impossible_constraint_fails(tmp_path):
     board = dataclasses.replace(get_board("icebreaker"), name="counter")
     result = build("counter", board=board, top=_CounterTop(board), build_root=tmp_path)
     (clk,) = result.clocks
-    assert clk.constraint_mhz == pytest.approx(48.0) and clk.ok
+    assert clk.constraint_mhz == pytest.approx(48.0, rel=1e-3) and clk.ok
     report = os.path.join(result.build_dir, "rtrig_counter.report.json")
     with pytest.raises(TimingError, match="needs 400.0 MHz"):
         check_timing(report, require_hz=400e6, board="counter")
