@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..capture import CHANNEL_NAMES
 from ..protocol import STIM_INPUT, ChanFlags, Input
 from .analysis import channel_stats
 from .errors import UsageError
@@ -53,12 +52,12 @@ def pulse_table(cap):
     that pulse).
     """
     lat = cap.latency
+    if len(lat) == 0:
+        _no_records(cap)
     pulses, first = np.unique(lat["pulse"], return_index=True)
     cols = {"pulse": pulses.astype(np.int64),
             "stim_t": lat["stim_t"][first].astype(np.int64)}
-    for ch in sorted(set(lat["channel"].tolist())):
-        name = CHANNEL_NAMES.get(ch, f"ch{ch}")
-        rec = lat[lat["channel"] == ch]
+    for name, rec in channel_records(cap).items():
         pos = np.searchsorted(pulses, rec["pulse"])
         missed = (rec["flags"] & ChanFlags.MISSED) != 0
         incomplete = (rec["flags"] & ChanFlags.INCOMPLETE) != 0
@@ -75,6 +74,14 @@ def pulse_table(cap):
         cols[f"{name}_missed"] = mcol
         cols[f"{name}_incomplete"] = icol
     return cols, list(cols)
+
+
+def _no_records(cap):
+    if cap.stats and cap.stats.get("channels"):
+        raise UsageError("this statistics-mode capture has no per-pulse records",
+                         hint="export json or cyclictest, or capture with --mode records")
+    raise UsageError("the capture holds no latency records",
+                     hint="sweeps keep their curve in steps: export them as json")
 
 
 def _decimal_bytes(columns, decimals):
@@ -151,8 +158,13 @@ def summary_json(cap):
         "tick_hz": cap.tick_hz,
         "channels": {name: channel_stats(rec, cap.tick_hz)
                      for name, rec in channel_records(cap).items()},
+        "channels_from": "records",
         "raw_events": int(len(cap.events)),
     }
+    if not out["channels"] and cap.stats and cap.stats.get("channels"):
+        from .stats import stats_summary
+        out["channels"] = stats_summary(cap.stats, cap.tick_hz)
+        out["channels_from"] = "statistics"
     if cap.stats is not None:
         out["onchip_stats"] = cap.stats
     if cap.steps:
@@ -242,9 +254,10 @@ def cyclictest_histogram(cap, buckets=None):
     """
     recs = channel_records(cap)
     names = list(recs)
+    if not names and cap.stats and cap.stats.get("channels"):
+        return _cyclictest_from_stats(cap, buckets)
     if not names:
-        raise UsageError("the capture holds no latency records for a histogram",
-                         hint="sweeps keep only on-chip statistics; export them as json")
+        _no_records(cap)
     tick_ns = _tick_ns(cap)
     us_all, pulses_all = [], []
     missed = []
@@ -273,6 +286,52 @@ def cyclictest_histogram(cap, buckets=None):
             "overflow_pulses": p[~inside],
             "missed": missed[j],
         })
+    return names, hist, stats
+
+
+def _cyclictest_from_stats(cap, buckets):
+    """:func:`cyclictest_histogram` from the rig's on-chip histograms. Exact when
+    every bin lies inside one µs bucket (bin width dividing 1 µs) and no sample fell
+    outside the histogram's range; refused otherwise."""
+    stat = cap.stats
+    tick_ns = _tick_ns(cap)
+    w, off = int(stat["bin_width_ticks"]), int(stat["bin_offset_ticks"])
+    bin_ns = w * tick_ns
+    if abs(1000.0 / bin_ns - round(1000.0 / bin_ns)) > 1e-9 or (off % w):
+        raise UsageError(f"the rig's histogram bins ({bin_ns:g} ns) do not divide 1 µs "
+                         "buckets exactly", hint="export json for the exact figures, or "
+                         "capture with --mode records")
+    names = sorted(stat["channels"], key=lambda n: ({"isr": 0, "app": 1}.get(n, 2), n))
+    figs = [stat["channels"][n] for n in names]
+    for n, fig in zip(names, figs, strict=True):
+        if fig.get("underflow") or fig.get("overflow"):
+            raise UsageError(f"{n}: {fig.get('underflow', 0)} latencies below and "
+                             f"{fig.get('overflow', 0)} above the rig's histogram range",
+                             hint="export json for the exact figures")
+
+    def us(ticks):
+        return int(np.floor(ticks * tick_ns / 1000.0 + 1e-9))
+
+    if buckets is None:
+        buckets = max([us(f["lat_max"]) + 1 for f in figs if f["answered"]] + [1])
+    if buckets < 1:
+        raise UsageError("--buckets must be at least 1")
+    hist = np.zeros((buckets, len(names)), dtype=np.int64)
+    stats = []
+    for j, fig in enumerate(figs):
+        counts = np.asarray(fig.get("histogram") or [], dtype=np.int64)
+        bucket = np.floor((off + w * np.arange(len(counts))) * tick_ns / 1000.0
+                          + 1e-9).astype(np.int64)
+        inside = bucket < buckets
+        hist[:, j] = np.bincount(bucket[inside], weights=counts[inside],
+                                 minlength=buckets)[:buckets].astype(np.int64)
+        n = int(fig["answered"])
+        stats.append({"min": us(fig["lat_min"]) if n else 0,
+                      "avg": us(fig["lat_sum"] / n) if n else 0,
+                      "max": us(fig["lat_max"]) if n else 0,
+                      "total": n, "overflows": int(counts[~inside].sum()),
+                      "overflow_pulses": np.zeros(0, dtype=np.int64),
+                      "missed": int(fig["missed"])})
     return names, hist, stats
 
 

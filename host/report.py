@@ -369,6 +369,65 @@ def channel_plot_data(records, tick_hz, hist_range=None):
     }
 
 
+def stats_plot_data(cap, max_bins=HIST_BINS):
+    """What the report plots for a statistics-mode capture (the rig's on-chip
+    histograms; no per-pulse data), with the keys of :func:`channel_plot_data`.
+
+    ``stats`` are :func:`rtrig.host.stats.stats_summary`'s (percentiles to one bin);
+    ``hist`` is the rig's histogram trimmed to its used bins and merged by a whole
+    factor down to at most ``max_bins`` bins; ``tail`` the exceedance at the lower
+    edge of each used bin (the overflow counts at the top); ``envelope`` and
+    ``split`` are None. ``resolution_ns`` is the histogram bin width.
+    """
+    from .stats import stats_summary
+    stat = cap.stats or {}
+    if not stat.get("channels"):
+        return {}
+    tick_ns = _tick_ns(cap.tick_hz)
+    summary = stats_summary(stat, cap.tick_hz)
+    w, off = int(stat["bin_width_ticks"]), int(stat["bin_offset_ticks"])
+    out = {}
+    for name in sorted(stat["channels"], key=_channel_order):
+        fig = stat["channels"][name]
+        st = summary[name]
+        counts = np.asarray(fig.get("histogram") or [], dtype=np.int64)
+        used = np.flatnonzero(counts)
+        hist = (np.zeros(1), np.zeros(0, dtype=np.int64))
+        tail = (np.zeros(0), np.zeros(0))
+        n = int(fig["answered"])
+        if len(used) and n:
+            lo, hi = int(used[0]), int(used[-1]) + 1
+            k = max(1, -(-(hi - lo) // max_bins))
+            hi = lo + -(-(hi - lo) // k) * k
+            c = np.zeros(hi - lo, dtype=np.int64)
+            c[:min(hi, len(counts)) - lo] = counts[lo:hi]
+            merged = c.reshape(-1, k).sum(axis=1)
+            edges = (off + w * (lo + k * np.arange(len(merged) + 1))) * tick_ns
+            hist = (edges, merged)
+            above = np.cumsum(counts[used][::-1])[::-1] + int(fig.get("overflow", 0))
+            x = np.maximum(off + w * used, fig["lat_min"]) * tick_ns
+            tail = (x, above / n)
+        out[name] = {
+            "stats": st,
+            "markers": {label: st[f"{key}_ns"] for label, key in MARKERS.items()
+                        if st[f"{key}_ns"] is not None},
+            "hist": hist,
+            "completion_hist": (np.zeros(1), np.zeros(0, dtype=np.int64)),
+            "tail": tail,
+            "envelope": None,
+            "missed_at": (np.zeros(0), np.zeros(0)),
+            "split": None,
+            "resolution_ns": w * tick_ns,
+            "outside": (int(fig.get("underflow", 0)), int(fig.get("overflow", 0))),
+        }
+    return out
+
+
+def _channel_order(name):
+    """ISR first, then APP, then any other channel by name."""
+    return ({"isr": 0, "app": 1}.get(name, 2), name)
+
+
 def sweep_plot_data(cap):
     """A sweep's curve: arrays by frequency and the found MF/SF frequencies."""
     steps = sorted(cap.steps, key=lambda s: s.get("freq_hz") or 0)
@@ -648,7 +707,8 @@ def overlay_histogram_figure(name, entries):
             centers = (np.asarray(edges[:-1]) + np.asarray(edges[1:])) / 2
             data.append({"type": "scatter", "x": _us(centers),
                          "y": _f32(counts / max(counts.sum(), 1)), "name": label,
-                         "mode": "lines", "line": {"shape": "hvh", "color": color},
+                         "mode": "lines" if len(counts) > 1 else "lines+markers",
+                         "line": {"shape": "hvh", "color": color},
                          "hovertemplate": "%{x:.3f} µs: %{y:.3g}<extra>" + html.escape(label)
                          + "</extra>"})
     lay = _layout(380, f"{name.upper()} latency of every capture (fraction of answered pulses)")
@@ -761,7 +821,14 @@ def _describe(cap):
         if stim.get("count"):
             s += f", {stim['count']} pulses"
         bits.append(("stimulus", html.escape(s)))
-    bits.append(("load", "on (LOAD task running)" if m.get("load") else "off"))
+    load = "on (LOAD task running)" if m.get("load") else "off"
+    hb = (cap.stats or {}).get("heartbeat") or {}
+    if m.get("load") and hb.get("windows"):
+        load += (f"; heartbeat {hb.get('min')}..{hb.get('max')} edges per "
+                 f"{hb.get('window_ticks', 0) * 1e9 / cap.tick_hz / 1000:g} µs window")
+    bits.append(("load", html.escape(load)))
+    if m.get("mode"):
+        bits.append(("mode", html.escape(str(m["mode"]))))
     bits.append(("timebase", f"{cap.tick_hz / 1e6:g} MHz, {1e9 / cap.tick_hz:g} ns per tick"))
     rig = "simulation twin" if m.get("simulation") else f"board {m.get('board', '?')}"
     bits.append(("rig", html.escape(f"{rig}, gateware {m.get('gateware_hash', '?')}, "
@@ -815,9 +882,13 @@ td:first-child{text-align:left;font-weight:bold} .weak{color:#999}
 
 
 def capture_plot_data(cap, hist_ranges=None):
-    """:func:`channel_plot_data` of every channel of a capture: ``{name: data}``."""
+    """:func:`channel_plot_data` of every channel of a capture: ``{name: data}``
+    (:func:`stats_plot_data` for a statistics-mode capture, which has no records)."""
+    recs = channel_records(cap)
+    if not recs and cap.stats:
+        return stats_plot_data(cap)
     return {name: channel_plot_data(rec, cap.tick_hz, hist_range=(hist_ranges or {}).get(name))
-            for name, rec in channel_records(cap).items()}
+            for name, rec in recs.items()}
 
 
 def _capture_section(page, cap, label, per_channel):
@@ -842,13 +913,25 @@ def _capture_section(page, cap, label, per_channel):
         page.add('<p class="note">* fewer than 10 samples lie beyond this percentile: the '
                  "capture is too short to claim it. Percentiles are measured samples "
                  "(inverted CDF), never interpolations.</p>")
+        stats_mode = any(d["envelope"] is None for d in per_channel.values())
+        if stats_mode:
+            res = {d["resolution_ns"] for d in per_channel.values()}
+            outside = ", ".join(f"{n.upper()} {d['outside'][0]} below / {d['outside'][1]} above"
+                                for n, d in per_channel.items())
+            page.add('<p class="note">Statistics mode: the rig accumulated the figures and a '
+                     f"histogram of {', '.join(f'{r:g} ns' for r in sorted(res))} bins "
+                     "on chip; percentiles are the lower edge of their bin, min, max and "
+                     "mean are exact. Histogram range: "
+                     f"{outside}. Per-pulse views (latency by pulse, persistence) need a "
+                     "records-mode capture.</p>")
         page.figure(histogram_figure(per_channel))
         if any(len(d["completion_hist"][1]) for d in per_channel.values()):
             page.figure(histogram_figure(per_channel, completion=True))
         page.figure(tail_figure([(name, *d["tail"], _color(name))
                                  for name, d in per_channel.items()]))
-        stim = cap.meta.get("stimulus") or {}
-        page.figure(timeline_figure(per_channel, stim.get("freq_hz")))
+        if not stats_mode:
+            stim = cap.meta.get("stimulus") or {}
+            page.figure(timeline_figure(per_channel, stim.get("freq_hz")))
     if len(cap.latency) or len(cap.events):
         pers = persistence(cap, split={n: d["split"] for n, d in per_channel.items()})
         if pers["lanes"] and pers["pulses"]:
@@ -909,7 +992,7 @@ def build_report(captures, title=None, labels=None):
         for lb, d in zip(labels, datas, strict=True):
             rows += _summary_rows(d, label=lb)
         page.add(_table(_SUMMARY_HEADS, rows))
-        names = sorted({n for d in datas for n in d}, key=lambda n: (n != "isr", n))
+        names = sorted({n for d in datas for n in d}, key=_channel_order)
         for name in names:
             entries = [(lb, d[name]["hist"], _PALETTE[i % len(_PALETTE)])
                        for i, (lb, d) in enumerate(zip(labels, datas, strict=True)) if name in d]

@@ -209,3 +209,28 @@ def test_vcd_read_by_sigrok(tmp_path):
         for t, r in zip(e["t"].astype(np.int64) - t0, e["rising"], strict=True):
             level[t:] = r
         assert np.array_equal(samples[:span, col], level), inp
+
+
+# ------------------------------------------------------------------ statistics mode
+
+
+def test_statistics_mode_exports(tmp_path, capsys):
+    from test_report import make_stats_capture
+    cap, isr_hist, app_hist = make_stats_capture(tmp_path, bin_shift=2)      # 40 ns bins
+    hist, info = parse_cyclictest(_bytes(ex.write_cyclictest, cap).decode())
+    # 40 ns bins: 25 per µs; isr bins 30..39 = 1.2..1.6 µs all in bucket 1
+    assert hist[1, 1] == 1000 and hist[:, 1].sum() == 1000
+    assert hist[16, 2] == 1000                 # app bins 400..409 = 16.0..16.4 µs
+    assert info["Min Latencies"] == ["00001", "00016"]
+    assert info["Max Latencies"] == ["00001", "00016"]
+    d = json.loads(_bytes(ex.write_json, cap))
+    assert d["channels_from"] == "statistics" and d["channels"]["app"]["missed"] == 7
+    with pytest.raises(SystemExit) as e:
+        main(["export", str(cap.path), "-f", "csv", "-o", str(tmp_path / "x.csv")])
+    assert e.value.code == 2 and "no per-pulse records" in capsys.readouterr().err
+    coarse, *_ = make_stats_capture(tmp_path, bin_shift=3)                   # 80 ns bins
+    with pytest.raises(ex.UsageError, match="do not divide"):
+        _bytes(ex.write_cyclictest, coarse)
+    spill, *_ = make_stats_capture(tmp_path, bin_shift=2, overflow=2)
+    with pytest.raises(ex.UsageError, match="above the rig's histogram range"):
+        _bytes(ex.write_cyclictest, spill)

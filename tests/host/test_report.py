@@ -383,3 +383,69 @@ def test_lane_from_records_equals_lane_from_edges():
         slow = report._lane(n + 3, False, np.repeat(np.arange(n), 2), t, rising, window, nbins)
         for a, b in zip(fast, slow, strict=True):
             assert np.array_equal(a, b)
+
+
+# ------------------------------------------------------------------ statistics mode
+
+
+def make_stats_capture(tmp_path, bin_shift=2, overflow=0):
+    """A statistics-mode capture: the rig's histograms, no records."""
+    w = 1 << bin_shift
+    isr_hist = np.zeros(1024, dtype=np.int64)
+    isr_hist[30:40] = [5, 50, 200, 400, 200, 100, 30, 10, 4, 1]       # 1000 answered
+    app_hist = np.zeros(1024, dtype=np.int64)
+    app_hist[400:410] = 100
+    isr_lat = {"lat_min": 30 * w, "lat_max": 39 * w + 1}
+    stat = {"tick_hz": TICK_HZ, "n_bins": 1024, "bin_shift": bin_shift, "bin_width_ticks": w,
+            "bin_offset_ticks": 0, "bin_count_bits": 32, "drops": 0,
+            "heartbeat": {"edges": 0, "last": 0, "max": 0, "min": 0, "window_ticks": 100000,
+                          "windows": 3},
+            "channels": {
+                "app": {"answered": 1000 + overflow, "missed": 7, "incomplete": 0,
+                        "lat_min": 400 * w, "lat_max": 410 * w + 5 * overflow,
+                        "lat_sum": 405 * w * 1000, "lat_sumsq": (405 * w) ** 2 * 1000,
+                        "comp_min": 500 * w, "comp_max": 520 * w, "comp_sum": 510 * w * 1000,
+                        "histogram": app_hist.tolist(), "underflow": 0,
+                        "overflow": overflow, "flags": 0, "drops": 0},
+                "isr": {"answered": 1000, "missed": 0, "incomplete": 0, **isr_lat,
+                        "lat_sum": 34 * w * 1000, "lat_sumsq": (34 * w) ** 2 * 1000,
+                        "comp_min": 60 * w, "comp_max": 80 * w, "comp_sum": 70 * w * 1000,
+                        "histogram": isr_hist.tolist(), "underflow": 0, "overflow": 0,
+                        "flags": 0, "drops": 0}}}
+    m = {"format": "rtrig-capture", "tick_hz": TICK_HZ, "mode": "statistics",
+         "channels": ["isr", "app"], "load": False, "statistics": {"bin_shift": bin_shift},
+         "target": {"kind": "model"},
+         "stimulus": {"freq_hz": 1e5, "period_ticks": 1000, "high_ticks": 500}}
+    path = tmp_path / "stats.rtrig"
+    with CaptureWriter(path, m) as wr:
+        wr.json(b"STAT", stat)
+        wr.close(final={"status": "complete"})
+    return load(path), isr_hist, app_hist
+
+
+def test_statistics_mode_plot_data(tmp_path):
+    from rtrig.host.stats import stats_summary
+    cap, isr_hist, app_hist = make_stats_capture(tmp_path)
+    per = report.capture_plot_data(cap)
+    assert list(per) == ["isr", "app"]
+    summary = stats_summary(cap.stats, TICK_HZ)
+    d = per["isr"]
+    assert d["stats"] == summary["isr"]
+    assert d["markers"]["p99"] == summary["isr"]["p99_ns"]
+    edges, counts = d["hist"]
+    assert counts.sum() == 1000 and counts.tolist() == isr_hist[30:40].tolist()
+    assert edges[0] == 30 * 4 * 10 and edges[1] - edges[0] == 40       # 4-tick bins, ns
+    x, p = d["tail"]
+    assert p[0] == 1.0 and p[-1] == pytest.approx(0.001)
+    assert p[3] == pytest.approx((400 + 200 + 100 + 30 + 10 + 4 + 1) / 1000)
+    assert d["envelope"] is None and d["resolution_ns"] == 40
+
+
+def test_statistics_mode_report(tmp_path):
+    cap, *_ = make_stats_capture(tmp_path, overflow=3)
+    html = report.build_report([cap])
+    assert "Statistics mode" in html and "APP 0 below / 3 above" in html
+    figs = _figures(html)
+    assert len(figs) == 2                 # histogram and tail; no per-pulse views
+    _, counts = report.capture_plot_data(cap)["app"]["tail"]
+    assert counts[0] == pytest.approx(1.0)     # overflow counted in the tail
