@@ -20,7 +20,7 @@ from amaranth.lib import cdc, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["SoC", "vexriscv_verilog", "load_image", "IO_MAP", "SOC_ID",
+__all__ = ["SoC", "SoCBus", "WishboneSignature", "vexriscv_verilog", "load_image", "IO_MAP", "SOC_ID",
            "RAM_BYTES", "N_GPIO_OUT", "IRQ_SYNC_STAGES"]
 
 RAM_BYTES = 64 * 1024
@@ -63,40 +63,44 @@ def load_image(image):
     return [int.from_bytes(image[i:i + 4], "little") for i in range(0, len(image), 4)]
 
 
-class SoC(wiring.Component):
-    """VexRiscv, 64 KiB RAM, GPIO, an edge-latched interrupt, a machine timer.
+#: Wishbone (classic, with burst hints) as VexRiscv's buses use it, from the master.
+WishboneSignature = wiring.Signature({
+    "cyc": Out(1), "stb": Out(1), "we": Out(1), "adr": Out(30), "dat_w": Out(32),
+    "sel": Out(4), "cti": Out(3), "bte": Out(2),
+    "ack": In(1), "dat_r": In(32), "err": In(1),
+})
 
-    All ports are in the ``sync`` domain of the component (the rig renames it to
-    ``soc``) except ``irq`` and ``gpio_in``, which are asynchronous and synchronised
-    here.
+
+class SoCBus(wiring.Component):
+    """RAM and I/O of the SoC behind VexRiscv's two Wishbone buses.
+
+    Everything the CPU sees except the CPU itself, so a testbench can drive the buses.
 
     Parameters
     ----------
-    image : bytes or path
-        Initial RAM contents (the firmware's raw ``.bin``, linked at 0).
-    variant : str
-        VexRiscv variant; the firmware needs mscratch/mcycle, hence "Full".
+    words : list of int
+        Initial RAM words.
 
     Members
     -------
-    irq : In(1)
-        Interrupt pin (rig STIM0), asynchronous; a rising edge sets ``PENDING``.
-    gpio_in : In(1)
-        Input pins (bit 0 LOAD_EN), asynchronous.
-    gpio_out : Out(6)
-        Output register: ISR_OUT, APP_OUT, HEARTBEAT, MARKER0..2.
-    console_valid, console_data : Out(1), Out(8)
-        One strobe per byte written to ``CONSOLE_TX``.
-    exit_valid, exit_code : Out(1), Out(32)
-        A write to ``SIM_EXIT``.
-    trace_valid, trace_data : Out(1), Out(32)
-        A write to ``TRACE`` (self-timed figures for the simulation log).
+    ibus, dbus : In(WishboneSignature)
+        Instruction and data buses (word addresses). A read is acknowledged the cycle
+        after its request; in an incrementing burst (CTI = 0b010) the next word is
+        read ahead, so a 32-byte cache line takes 9 cycles. A write is acknowledged in
+        its cycle and takes effect at the end of it.
+    timer_irq, ext_irq : Out(1)
+        ``mtime >= mtimecmp`` (registered) and ``PENDING & ENABLE``.
+    irq, gpio_in, gpio_out, console_*, exit_*, trace_* :
+        As in :class:`SoC`.
     """
 
-    def __init__(self, image=b"", variant="Full"):
-        self.words = load_image(image)
-        self.variant = variant
+    def __init__(self, words=()):
+        self.words = list(words)
         super().__init__({
+            "ibus": In(WishboneSignature),
+            "dbus": In(WishboneSignature),
+            "timer_irq": Out(1),
+            "ext_irq": Out(1),
             "irq": In(1),
             "gpio_in": In(1),
             "gpio_out": Out(N_GPIO_OUT),
@@ -112,65 +116,49 @@ class SoC(wiring.Component):
         m = Module()
         depth = RAM_BYTES // 4
         aw = (depth - 1).bit_length()
+        ibus, dbus = self.ibus, self.dbus
+        timer_irq, ext_irq = self.timer_irq, self.ext_irq
 
-        def wb(prefix):
-            return {name: Signal(width, name=f"{prefix}_{name}") for name, width in (
-                ("cyc", 1), ("stb", 1), ("ack", 1), ("we", 1), ("adr", 30),
-                ("dat_r", 32), ("dat_w", 32), ("sel", 4), ("err", 1), ("cti", 3),
-                ("bte", 2))}
-        ibus, dbus = wb("ibus"), wb("dbus")
-
-        timer_irq = Signal()
-        ext_irq = Signal()
-        cpu_ports = dict(
-            i_clk=ClockSignal("sync"), i_reset=ResetSignal("sync"),
-            i_externalResetVector=C(0, 32),
-            i_timerInterrupt=timer_irq,
-            i_softwareInterrupt=C(0, 1),
-            i_externalInterruptArray=Cat(ext_irq, C(0, 31)),
-        )
-        for bus, name in ((ibus, "iBusWishbone"), (dbus, "dBusWishbone")):
-            cpu_ports.update({
-                f"o_{name}_CYC": bus["cyc"], f"o_{name}_STB": bus["stb"],
-                f"i_{name}_ACK": bus["ack"], f"o_{name}_WE": bus["we"],
-                f"o_{name}_ADR": bus["adr"], f"i_{name}_DAT_MISO": bus["dat_r"],
-                f"o_{name}_DAT_MOSI": bus["dat_w"], f"o_{name}_SEL": bus["sel"],
-                f"i_{name}_ERR": bus["err"], f"o_{name}_CTI": bus["cti"],
-                f"o_{name}_BTE": bus["bte"],
-            })
-        m.submodules.cpu = Instance("VexRiscv", **cpu_ports)
-
-        # RAM: one read port per bus, the write port on the data bus. Every access is
-        # acknowledged one cycle after its request (two cycles per beat).
+        # RAM: one read port per bus, the write port on the data bus. A read is
+        # acknowledged the cycle after its request; in an incrementing burst (cache line
+        # refill, CTI = 0b010) the next word is read ahead, so a line takes 9 cycles. A
+        # write is acknowledged at once and done at the end of that cycle.
         m.submodules.ram = ram = Memory(shape=32, depth=depth, init=self.words)
         i_rd = ram.read_port()
         d_rd = ram.read_port()
         d_wr = ram.write_port(granularity=8)
+        BURST = 0b010
 
-        i_req = ibus["cyc"] & ibus["stb"] & ~ibus["ack"]
-        m.d.sync += ibus["ack"].eq(i_req)
-        m.d.comb += [i_rd.addr.eq(ibus["adr"][:aw]), ibus["dat_r"].eq(i_rd.data)]
+        i_stb = ibus.cyc & ibus.stb
+        m.d.sync += ibus.ack.eq(i_stb & Mux(ibus.ack, ibus.cti == BURST, 1))
+        m.d.comb += [
+            i_rd.addr.eq(Mux(ibus.ack, ibus.adr + 1, ibus.adr)[:aw]),
+            ibus.dat_r.eq(i_rd.data),
+        ]
 
-        d_req = dbus["cyc"] & dbus["stb"] & ~dbus["ack"]
-        d_io = dbus["adr"][29]                 # address bit 31: I/O
-        d_write = d_req & dbus["we"]
-        m.d.sync += dbus["ack"].eq(d_req)
+        d_stb = dbus.cyc & dbus.stb
+        d_io = dbus.adr[29]                 # address bit 31: I/O
+        d_write = d_stb & dbus.we
+        d_rack = Signal()
+        d_req = d_stb & ~dbus.we & ~d_rack  # a read's first cycle
+        m.d.sync += d_rack.eq(d_stb & ~dbus.we & Mux(d_rack, dbus.cti == BURST, 1))
         io_rdata = Signal(32)
         io_sel = Signal()
         with m.If(d_req):
             m.d.sync += io_sel.eq(d_io)
         m.d.comb += [
-            d_rd.addr.eq(dbus["adr"][:aw]),
-            d_wr.addr.eq(dbus["adr"][:aw]),
-            d_wr.data.eq(dbus["dat_w"]),
-            d_wr.en.eq(Mux(d_write & ~d_io, dbus["sel"], 0)),
-            dbus["dat_r"].eq(Mux(io_sel, io_rdata, d_rd.data)),
+            dbus.ack.eq(d_rack | d_write),
+            d_rd.addr.eq(Mux(d_rack, dbus.adr + 1, dbus.adr)[:aw]),
+            d_wr.addr.eq(dbus.adr[:aw]),
+            d_wr.data.eq(dbus.dat_w),
+            d_wr.en.eq(Mux(d_write & ~d_io, dbus.sel, 0)),
+            dbus.dat_r.eq(Mux(io_sel, io_rdata, d_rd.data)),
         ]
 
-        # I/O registers: decoded on the full byte address; writes act in the request
+        # I/O registers: decoded on the full byte address; writes act in their (single)
         # cycle, reads are registered into io_rdata for the acknowledge cycle.
-        addr = Cat(C(0, 2), dbus["adr"])
-        wdata = dbus["dat_w"]
+        addr = Cat(C(0, 2), dbus.adr)
+        wdata = dbus.dat_w
 
         def wr(name):
             return d_write & (addr == IO_MAP[name])
@@ -247,3 +235,75 @@ class SoC(wiring.Component):
                     m.d.sync += io_rdata.eq(0)
         return m
 
+
+class SoC(wiring.Component):
+    """VexRiscv, 64 KiB RAM, GPIO, an edge-latched interrupt, a machine timer.
+
+    All ports are in the ``sync`` domain of the component (the rig renames it to
+    ``soc``) except ``irq`` and ``gpio_in``, which are asynchronous and synchronised
+    here.
+
+    Parameters
+    ----------
+    image : bytes or path
+        Initial RAM contents (the firmware's raw ``.bin``, linked at 0).
+    variant : str
+        VexRiscv variant; the firmware needs mscratch/mcycle, hence "Full".
+
+    Members
+    -------
+    irq : In(1)
+        Interrupt pin (rig STIM0), asynchronous; a rising edge sets ``PENDING``.
+    gpio_in : In(1)
+        Input pins (bit 0 LOAD_EN), asynchronous.
+    gpio_out : Out(6)
+        Output register: ISR_OUT, APP_OUT, HEARTBEAT, MARKER0..2.
+    console_valid, console_data : Out(1), Out(8)
+        One strobe per byte written to ``CONSOLE_TX``.
+    exit_valid, exit_code : Out(1), Out(32)
+        A write to ``SIM_EXIT``.
+    trace_valid, trace_data : Out(1), Out(32)
+        A write to ``TRACE`` (self-timed figures for the simulation log).
+    """
+
+    def __init__(self, image=b"", variant="Full"):
+        self.words = load_image(image)
+        self.variant = variant
+        super().__init__({
+            "irq": In(1),
+            "gpio_in": In(1),
+            "gpio_out": Out(N_GPIO_OUT),
+            "console_valid": Out(1),
+            "console_data": Out(8),
+            "exit_valid": Out(1),
+            "exit_code": Out(32),
+            "trace_valid": Out(1),
+            "trace_data": Out(32),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.bus = bus = SoCBus(self.words)
+        cpu_ports = dict(
+            i_clk=ClockSignal("sync"), i_reset=ResetSignal("sync"),
+            i_externalResetVector=C(0, 32),
+            i_timerInterrupt=bus.timer_irq,
+            i_softwareInterrupt=C(0, 1),
+            i_externalInterruptArray=Cat(bus.ext_irq, C(0, 31)),
+        )
+        for wb, name in ((bus.ibus, "iBusWishbone"), (bus.dbus, "dBusWishbone")):
+            cpu_ports.update({
+                f"o_{name}_CYC": wb.cyc, f"o_{name}_STB": wb.stb,
+                f"i_{name}_ACK": wb.ack, f"o_{name}_WE": wb.we,
+                f"o_{name}_ADR": wb.adr, f"i_{name}_DAT_MISO": wb.dat_r,
+                f"o_{name}_DAT_MOSI": wb.dat_w, f"o_{name}_SEL": wb.sel,
+                f"i_{name}_ERR": wb.err, f"o_{name}_CTI": wb.cti,
+                f"o_{name}_BTE": wb.bte,
+            })
+        m.submodules.cpu = Instance("VexRiscv", **cpu_ports)
+        for name in ("irq", "gpio_in"):
+            m.d.comb += getattr(bus, name).eq(getattr(self, name))
+        for name in ("gpio_out", "console_valid", "console_data", "exit_valid", "exit_code",
+                     "trace_valid", "trace_data"):
+            m.d.comb += getattr(self, name).eq(getattr(bus, name))
+        return m

@@ -24,11 +24,21 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 class Obj:
     def __init__(self, port, sim, debug):
         self.port, self.sim, self.debug = port, sim, debug
+        self.soc, self.firmware = False, None   # set by commands given --target soc
+
+    def use_target(self, target, firmware=None):
+        """``--target soc`` in simulation needs the twin built with the SoC."""
+        self.soc = target == "soc"
+        self.firmware = firmware
+        if firmware is not None and not (self.soc and self.sim):
+            raise UsageError("--firmware applies to --sim --target soc only")
 
     def rig(self):
         from .measure import open_rig
         if self.sim and self.port:
             raise UsageError("give either --port or --sim, not both")
+        if self.soc and self.sim:
+            return open_rig(self.port, self.sim, soc=True, firmware=self.firmware)
         return open_rig(self.port, self.sim)
 
 
@@ -195,12 +205,15 @@ def _print_summary(res):
               default=None, help="Capture file [default: captures/capture-DATE.rtrig].")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@click.option("--firmware", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="--sim --target soc: the SoC's RAM image (.bin) [default: rt_test].")
 @click.pass_obj
 def capture(obj, sim_here, port_here, target, freq, count, duration, duty, jitter, delay,
             channels, model_text, preset, load, timeout, raw, truth, mode, bin_shift, output,
-            as_json, quiet):
+            as_json, quiet, firmware):
     """Send stimulus pulses and record every response latency."""
     _merge(obj, sim_here, port_here)
+    obj.use_target(target, firmware)
     from .measure import CaptureSettings, run_capture
     if count is not None and duration is not None:
         raise UsageError("give --count or --duration, not both")

@@ -117,8 +117,11 @@ class RigSession:
 
 
 @contextlib.contextmanager
-def open_rig(port=None, sim=False, log=None):
-    """Open a rig on ``port`` (a device or pyserial URL) or start the simulation twin."""
+def open_rig(port=None, sim=False, log=None, soc=False, firmware=None):
+    """Open a rig on ``port`` (a device or pyserial URL) or start the simulation twin.
+
+    With ``sim``, ``soc=True`` starts the twin built with the reference SoC running
+    ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     if not sim and not port:
         raise UsageError("no rig given", hint="use --port PORT (or RTRIG_PORT), or --sim")
@@ -126,7 +129,8 @@ def open_rig(port=None, sim=False, log=None):
     try:
         if sim:
             from .sim import SimRig
-            simrig = SimRig(log=log).start()
+            simrig = SimRig(log=log, **({"soc": True, "firmware": firmware} if soc else {}))
+            simrig.start()
             port = simrig.url
         link = RigLink(port)
         try:
