@@ -565,14 +565,16 @@ def histogram_figure(per_channel, completion=False):
 
 
 def tail_figure(series):
-    """Exceedance (1 − CDF) on a log axis. ``series``: list of (label, x_ns, p, color)."""
+    """Exceedance (1 − CDF) on a log axis. ``series``: list of ``(label, x_ns, p,
+    color)`` or ``(label, x_ns, p, color, dash)``."""
     data = []
-    for label, x, p, color in series:
+    for label, x, p, color, *dash in series:
         if len(x) == 0:
             continue
         data.append({"type": "scatter", "x": _us(x), "y": _f32(p), "name": label,
                      "mode": "lines+markers", "marker": {"size": 3, "color": color},
-                     "line": {"shape": "vh", "color": color, "width": 1.5},
+                     "line": {"shape": "vh", "color": color, "width": 1.5,
+                              "dash": dash[0] if dash else "solid"},
                      "hovertemplate": "≥ %{x:.3f} µs: %{y:.3g}<extra>" + html.escape(label)
                      + "</extra>"})
     lay = _layout(420, "Tail: fraction of pulses with latency ≥ x (1 − CDF)")
@@ -997,8 +999,9 @@ def build_report(captures, title=None, labels=None):
             entries = [(lb, d[name]["hist"], _PALETTE[i % len(_PALETTE)])
                        for i, (lb, d) in enumerate(zip(labels, datas, strict=True)) if name in d]
             page.figure(overlay_histogram_figure(name, entries))
+        # colour by capture (as in the histograms above), dash by channel
         page.figure(tail_figure([(f"{lb} · {name}", *d[name]["tail"],
-                                  _PALETTE[(i * len(names) + j) % len(_PALETTE)])
+                                  _PALETTE[i % len(_PALETTE)], ["solid", "dash", "dot"][j % 3])
                                  for i, (lb, d) in enumerate(zip(labels, datas, strict=True))
                                  for j, name in enumerate(d)]))
     for cap, lb, d in zip(captures, labels, datas, strict=True):
