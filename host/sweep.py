@@ -257,6 +257,15 @@ class _Sweeper:
         self.unloaded_rate = None
         self.hb_window = None
         self.stim_jitter_ticks = self._auto_jitter()
+        self.on_chip = self._has_statistics()
+
+    def _has_statistics(self):
+        """Does this rig's gateware keep on-chip statistics?"""
+        try:
+            from ..protocol import Reg
+            return "STAT_CTRL" in Reg.__members__ and self.s.link.read1(Reg.STAT_INFO) != 0
+        except Exception:
+            return False
 
     # frequency ↔ period ----------------------------------------------------------
     def quantize(self, f):
@@ -297,18 +306,27 @@ class _Sweeper:
             description=f"sweep step ({figure}, {phase})")
         path = Path(self.tmp.name) / f"step-{len(self.steps)}.rtrig"
         t0 = time.monotonic()
-        res = run_capture(self.s, settings, path, progress=False)
-        cap = load(path)
-        rec = cap.latency
-        missed = int(_missed_mask(rec).sum())
-        got = len(rec)
+        if self.on_chip:
+            # On-chip statistics: only the counts cross the link, so a step costs the
+            # pulses' own time, not the link time of one record per pulse.
+            from .stats import run_stats_capture
+            res = run_stats_capture(self.s, settings, path, progress=False)
+            fig = res.summary[channel]
+            missed, got = int(fig["missed"]), int(fig["pulses"])
+        else:
+            res = run_capture(self.s, settings, path, progress=False)
+            rec = load(path).latency
+            missed = int(_missed_mask(rec).sum())
+            got = len(rec)
         path.unlink(missing_ok=True)
         frac = missed / got if got else None
         step = {"freq_hz": self.tick_hz / T, "mean_freq_hz": self.tick_hz / (T + J / 2),
                 "period_ticks": T, "jitter_ticks": J, "pulses": n, "records": got,
                 "isr_missed": None, "app_missed": None, "load_progress": None,
                 "missed": missed, "channel": channel, "figure": figure, "phase": phase,
-                "overflow": res.link["lat_overflow"], "status": res.final.get("status"),
+                "overflow": res.link.get("lat_overflow", res.link.get("overflows", 0)),
+                "mode": "statistics" if self.on_chip else "records",
+                "status": res.final.get("status"),
                 "wall_s": round(time.monotonic() - t0, 3)}
         step[f"{channel}_missed"] = frac
         self._record(step, f"{channel} {missed}/{got} missed")
