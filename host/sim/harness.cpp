@@ -40,7 +40,7 @@ static void soc_outputs(Vrig_top &top) {
     if (!top.soc_clk) return;
     if (top.soc_console_valid && soc_console) { fputc(top.soc_console_data, soc_console); fflush(soc_console); }
     if (top.soc_exit_valid && soc_console) { fprintf(soc_console, "\nSIM_EXIT %u\n", top.soc_exit_code); fflush(soc_console); }
-    if (top.soc_trace_valid && soc_trace) fprintf(soc_trace, "%u\n", top.soc_trace_data);
+    if (top.soc_trace_valid && soc_trace) { fprintf(soc_trace, "%u\n", top.soc_trace_data); fflush(soc_trace); }
 }
 #else
 static void soc_clock(Vrig_top &) {}
