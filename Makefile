@@ -53,15 +53,15 @@ demo: venv sim       ## simulated measurement: selftest, captures, sweep and rep
 	$(RTRIG) --sim capture --target model --preset fast --freq 20k --count 400 --jitter 2us \
 	  --load -o captures/demo-loaded.rtrig
 	@if $(RTRIG) sweep --help >/dev/null 2>&1; then \
-	  $(RTRIG) --sim sweep --target model --preset fast --load --from 5k --to 200k \
-	    -o captures/demo-sweep.rtrig; fi
+	  $(RTRIG) --sim sweep --target model --preset fast --load --from 20k --to 250k \
+	    --pulses 100 -o captures/demo-sweep.rtrig; fi
 	@if $(RTRIG) report --help >/dev/null 2>&1; then \
 	  files="captures/demo-unloaded.rtrig captures/demo-loaded.rtrig"; \
 	  [ -f captures/demo-sweep.rtrig ] && files="$$files captures/demo-sweep.rtrig"; \
 	  $(RTRIG) report $$files -o captures/demo-report.html && \
 	  echo "report: $(CURDIR)/captures/demo-report.html"; fi
 
-test: venv system-deps  ## install what is needed and run every test
+test: venv system-deps fpga-tools  ## install what is needed and run every test
 	$(MAKE) -C firmware toolchains
 	$(MAKE) test-firmware
 	$(MAKE) test-python

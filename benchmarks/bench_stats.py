@@ -1,0 +1,64 @@
+"""Highest stimulus rate at which on-chip statistics stay exact (``make bench``).
+
+Loopback target with a known delay; for each rate, a statistics-mode capture must count
+every pulse, with min = max = the delay and no drops. Prints a Markdown table;
+``--write`` replaces the "## On-chip statistics" section of docs/performance.md.
+"""
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RATES = [1e6, 5e6, 10e6, 20e6, 25e6]
+
+
+def main():
+    from rtrig.host.measure import CaptureSettings, open_rig
+    from rtrig.host.stats import run_stats_capture
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--pulses", type=int, default=20_000)
+    ap.add_argument("--write", action="store_true")
+    a = ap.parse_args()
+    rows = []
+    with open_rig(sim=True) as rig, tempfile.TemporaryDirectory() as tmp:
+        for f in RATES:
+            delay = 3
+            s = CaptureSettings(freq=f, count=a.pulses, target="loopback", delay=delay / 1e8,
+                                duty=0.5)
+            t0 = time.monotonic()
+            res = run_stats_capture(rig, s, Path(tmp) / "s.rtrig", progress=False)
+            isr = res.summary["isr"]
+            exact = (isr["answered"] == a.pulses and isr["missed"] == 0
+                     and isr["min_ns"] == isr["max_ns"] == delay * 10
+                     and res.link.get("stat_drops", 0) == 0)
+            rows.append((f, isr["answered"], isr["missed"], isr["min_ns"], isr["max_ns"],
+                         res.link.get("stat_drops", 0), exact, time.monotonic() - t0))
+    lines = ["## On-chip statistics", "",
+             f"Measured with `.venv/bin/python benchmarks/bench_stats.py` "
+             f"({time.strftime('%Y-%m-%d')}): loopback target, delay 30 ns, "
+             f"{a.pulses} pulses per rate, statistics mode (nothing streamed).", "",
+             "| stimulus | answered | missed | min | max | drops | exact | wall |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for f, n, mi, lo, hi, dr, ok, w in rows:
+        lines.append(f"| {f / 1e6:g} MHz | {n} | {mi} | {lo} ns | {hi} ns | {dr} | "
+                     f"{'yes' if ok else 'NO'} | {w:.1f} s |")
+    best = max((r[0] for r in rows if r[6]), default=None)
+    lines += ["", f"Highest rate measured exact: {best / 1e6:g} MHz" if best else
+              "No rate was exact.", ""]
+    text = "\n".join(lines)
+    print(text)
+    if a.write:
+        perf = ROOT / "docs" / "performance.md"
+        old = perf.read_text()
+        pat = re.compile(r"## On-chip statistics\n.*?(?=\n## |\Z)", re.S)
+        perf.write_text(pat.sub(text.rstrip("\n"), old) if pat.search(old)
+                        else old.rstrip("\n") + "\n\n" + text)
+    return 0 if best else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
