@@ -175,10 +175,29 @@ def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None, soc=Fal
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
         raise SimulationError(f"Verilator build failed (log: {tmp / 'build.log'})\n{tail}")
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    try:
+        tmp.rename(out)
+    except OSError:
+        # Another process finished the same build first: use its copy.
+        shutil.rmtree(tmp, ignore_errors=True)
     log(f"simulation twin built in {time.monotonic() - t0:.0f} s")
+    _prune(out.parent, keep=out)
     return exe
+
+
+def _prune(cache, keep, max_builds=6):
+    """Drop the oldest cached builds beyond ``max_builds`` (and stale temporaries)."""
+    now = time.time()
+    builds = []
+    for d in cache.iterdir():
+        if ".tmp" in d.name:
+            if now - d.stat().st_mtime > 3600:
+                shutil.rmtree(d, ignore_errors=True)
+        elif d.is_dir() and d != keep:
+            builds.append(d)
+    builds.sort(key=lambda d: d.stat().st_mtime, reverse=True)
+    for d in builds[max_builds - 1:]:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 class SimRig:
