@@ -627,14 +627,16 @@ def timeline_figure(per_channel, stim_freq=None):
 
 def persistence_image(pers, rows_per_lane=8, gap=3):
     """The persistence lanes as one image: per lane a low row, edge rows and a
-    high row (bottom to top); returns ``(counts, y_ticks, labels)``."""
+    high row (bottom to top), lanes framed by empty rows; returns ``(counts,
+    y_ticks, labels)``."""
     lanes = pers["lanes"]
     nbins = len(lanes[0][1]) if lanes else 0
-    height = len(lanes) * (rows_per_lane + gap) - gap if lanes else 0
+    # lanes separated, and framed, by ``gap`` empty (black) rows
+    height = len(lanes) * (rows_per_lane + gap) + gap
     z = np.zeros((height, nbins), dtype=np.int64)
     ticks_y, labels = [], []
     for i, (name, low, edge, high) in enumerate(reversed(lanes)):
-        base = i * (rows_per_lane + gap)
+        base = gap + i * (rows_per_lane + gap)
         z[base] = low
         z[base + 1: base + rows_per_lane - 1] = edge
         z[base + rows_per_lane - 1] = high
@@ -652,6 +654,7 @@ def persistence_figure(pers):
     zi = np.round(np.log1p(z) * scale).astype(np.uint8)
     cb_counts = [c for c in (1, 10, 100, 1000, 10**4, 10**5, 10**6, 10**7) if c <= n]
     data = [{"type": "heatmap", "z": zi, "x": _us((np.arange(nbins) + 0.5) * pers["bin_ns"]),
+             "y": np.arange(z.shape[0], dtype=np.uint16),
              "zmin": 0, "zmax": 255, "zsmooth": False,
              "colorscale": [[0, "#000"], [0.02, "#063"], [0.5, "#2c4"], [0.85, "#bf6"],
                             [1, "#fff"]],
@@ -659,12 +662,13 @@ def persistence_figure(pers):
                           "tickvals": [math.log1p(c) * scale for c in cb_counts],
                           "ticktext": [f"{c:g}" for c in cb_counts]},
              "hovertemplate": "%{x:.3f} µs<extra></extra>"}]
-    lay = _layout(140 + 9 * z.shape[0],
+    lay = _layout(130 + 8 * z.shape[0],
                   f"Persistence: {pers['pulses']} pulses overlaid at the stimulus edge "
                   f"(from {pers['source']}, {pers['bin_ns']:.3g} ns per column)",
                   plot_bgcolor="#000")
     lay["xaxis"] = {**_AXIS, "showgrid": False, "title": {"text": "µs after the stimulus edge"}}
-    lay["yaxis"] = {**_AXIS, "showgrid": False, "tickvals": ticks_y, "ticktext": labels}
+    lay["yaxis"] = {**_AXIS, "showgrid": False, "tickvals": ticks_y, "ticktext": labels,
+                    "range": [-0.5, z.shape[0] - 0.5], "showline": False, "ticks": ""}
     return {"data": data, "layout": lay}
 
 
