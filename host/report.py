@@ -4,10 +4,13 @@ The report is built in two layers so that each can be tested on its own:
 
 * **plot data** — plain numpy functions that reduce millions of records to a few
   thousand numbers: :func:`latency_histogram`, :func:`exceedance`, :func:`envelope`,
-  :func:`persistence` and :func:`channel_plot_data`. Nothing here draws.
-* **figures and page** — plotly figures built from that data, and
-  :func:`build_report` / :func:`write_report`, which put them into one HTML file
-  with plotly.js embedded once (it works offline; no CDN).
+  :func:`persistence`, :func:`channel_plot_data` (records),
+  :func:`stats_plot_data` (on-chip statistics) and :func:`sweep_plot_data`.
+  Nothing here draws.
+* **figures and page** — plotly.js figure dicts built from that data
+  (:func:`histogram_figure`, :func:`tail_figure`, …), and :func:`build_report` /
+  :func:`write_report`, which put them into one HTML file with plotly.js embedded
+  once (it works offline; no CDN).
 
 Every plot shows binned data, never raw points, so the file stays small and the
 browser fast however many pulses a capture holds; the binning never drops an
@@ -30,8 +33,10 @@ from .analysis import PERCENTILES, channel_stats
 from .errors import UsageError
 
 __all__ = [
-    "latency_histogram", "exceedance", "envelope", "persistence", "channel_plot_data",
-    "sweep_plot_data", "build_report", "write_report", "MARKERS",
+    "channel_records", "latency_histogram", "exceedance", "envelope", "persistence",
+    "channel_plot_data", "stats_plot_data", "capture_plot_data", "sweep_plot_data",
+    "histogram_figure", "tail_figure", "timeline_figure", "persistence_figure",
+    "sweep_figure", "overlay_histogram_figure", "build_report", "write_report", "MARKERS",
 ]
 
 #: Marker lines on a latency histogram: label → key of :func:`channel_stats`.
@@ -74,7 +79,8 @@ def channel_records(cap):
     """``{name: records}`` of every channel, as views (no copies).
 
     The loaded latency array is sorted by channel, then pulse, so each channel is
-    one contiguous slice, found by bisection instead of a mask over all records.
+    one contiguous slice, found from the channel counts instead of a mask over all
+    records.
     """
     lat = cap.latency
     if len(lat) == 0:
