@@ -12,8 +12,9 @@ RTRIG   := $(VENV)/bin/rtrig
 STAMP   := $(VENV)/.installed
 export YOWASP_CACHE_DIR ?= $(CURDIR)/build/yowasp-cache
 
-# command:package pairs installed from Debian when missing
-APT_TOOLS := perl:perl chromium:chromium sigrok-cli:sigrok-cli
+# Debian packages: perl (Verilator), chromium + fonts (browser check of reports),
+# sigrok-cli (a real consumer of VCD exports)
+APT_PACKAGES := perl chromium fonts-dejavu-core sigrok-cli
 
 .PHONY: help venv system-deps demo demo-capture test test-python test-firmware lint bench \
         firmware sim clean distclean
@@ -33,8 +34,8 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)       ## create .venv with the pinned Python packages
 
 system-deps:         ## install missing Debian packages (chromium, sigrok-cli, perl)
-	@missing=""; for pair in $(APT_TOOLS); do \
-	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; done; \
+	@missing=""; for pkg in $(APT_PACKAGES); do \
+	  dpkg -s $$pkg >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "installing Debian packages:$$missing"; \
@@ -48,9 +49,9 @@ sim: venv            ## build the simulation twin (cached in build/sim)
 demo: venv sim       ## simulated measurement: selftest, captures, sweep and report
 	@mkdir -p captures
 	$(RTRIG) --sim selftest
-	$(RTRIG) --sim capture --target model --preset fast --freq 20k --count 400 --jitter 2us \
+	$(RTRIG) --sim capture --target model --preset fast --freq 5k --count 500 --jitter 20us \
 	  -o captures/demo-unloaded.rtrig
-	$(RTRIG) --sim capture --target model --preset fast --freq 20k --count 400 --jitter 2us \
+	$(RTRIG) --sim capture --target model --preset fast --freq 5k --count 500 --jitter 20us \
 	  --load -o captures/demo-loaded.rtrig
 	@if $(RTRIG) sweep --help >/dev/null 2>&1; then \
 	  $(RTRIG) --sim sweep --target model --preset fast --load --from 20k --to 250k \
