@@ -168,6 +168,9 @@ def _print_summary(res):
     click.echo(f"link: {ln['crc_errors']} CRC errors, {ln['lost_packets']} lost packets, "
                f"{ln['overflows']} FIFO overflows")
     click.echo(f"capture: {res.path} ({res.final['status']})")
+    if ln["overflows"] or ln["lost_packets"] or ln["crc_errors"]:
+        click.echo("warning: records were lost on the way (counted above); lower the rate, "
+                   "record fewer channels or use --mode statistics", err=True)
 
 
 @cli.command(context_settings=CONTEXT)

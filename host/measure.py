@@ -183,6 +183,7 @@ class _Progress:
     def done(self):
         if self._shown:
             print(file=sys.stderr)
+            self._shown = False
 
 
 def configure_target(link, settings, regs):
@@ -232,7 +233,7 @@ def run_capture(session, settings, path, progress=True, on_block=None):
         LAT_TIMEOUT=regs["timeout"],
         EDGE_EN=(0x3F | 0x3F << 8 | 1 << 16) if settings.raw_events else 0,
     )
-    # Let the target settle (a model coming out of reset, a load task starting).
+    # Zero the rig's counters and drop anything left over from an earlier run.
     link.write(Reg.CLEAR, 1)
     link.poll()
     for t in PacketType.LATENCY, PacketType.EVENT, PacketType.TRUTH:
@@ -306,13 +307,14 @@ def run_capture(session, settings, path, progress=True, on_block=None):
     finally:
         bar.done()
     flush()
+    lat_ovf, evt_ovf = link.read1(Reg.LAT_OVERFLOW), link.read1(Reg.EVT_OVERFLOW)
     counters = {
         "crc_errors": link.crc_errors,
         "lost_packets": link.lost_packets,
         "bad_payloads": link.bad_payloads,
-        "overflows": link.read1(Reg.LAT_OVERFLOW) + link.read1(Reg.EVT_OVERFLOW),
-        "lat_overflow": link.read1(Reg.LAT_OVERFLOW),
-        "evt_overflow": link.read1(Reg.EVT_OVERFLOW),
+        "overflows": lat_ovf + evt_ovf,
+        "lat_overflow": lat_ovf,
+        "evt_overflow": evt_ovf,
         "truth_overflow": link.read1(Reg.TRUTH_OVERFLOW),
         "rx_errors": link.read1(Reg.RX_ERRORS),
     }
