@@ -190,6 +190,8 @@ def _print_summary(res):
 @click.option("--delay", type=DURATION, default="0", show_default=True,
               help="Loopback target: echo delay.")
 @click.option("--channels", default=None, help="Response channels: isr, app or isr,app.")
+@click.option("--stim1-offset", type=DURATION, default=None,
+              help="Also drive STIM1, this long after each STIM0 rising edge.")
 @click.option("--model", "model_text", default=None, metavar="K=V,...",
               help="Model target parameters with units (see docs/model.md).")
 @click.option("--preset", default=None, help="Model target preset (see docs/model.md).")
@@ -212,8 +214,8 @@ def _print_summary(res):
               help="--sim --target soc: the SoC's RAM image (.bin) [default: rt_test].")
 @click.pass_obj
 def capture(obj, sim_here, port_here, target, freq, count, duration, duty, jitter, delay,
-            channels, model_text, preset, load, timeout, raw, truth, mode, bin_shift, output,
-            as_json, quiet, firmware):
+            channels, stim1_offset, model_text, preset, load, timeout, raw, truth, mode,
+            bin_shift, output, as_json, quiet, firmware):
     """Send stimulus pulses and record every response latency."""
     _merge(obj, sim_here, port_here)
     obj.use_target(target, firmware)
@@ -236,7 +238,8 @@ def capture(obj, sim_here, port_here, target, freq, count, duration, duty, jitte
     settings = CaptureSettings(freq=freq, count=count, duration=duration, duty=duty,
                                jitter=jitter, channels=chans, target=target, delay=delay,
                                model=model, preset=preset, load=load, timeout=timeout,
-                               raw_events=raw, truth=truth)
+                               raw_events=raw, truth=truth,
+                               stim1_offset=stim1_offset)
     path = output or _default_path("capture")
     with obj.rig() as rig:
         regs = settings.ticks(rig.tick_hz)       # validate before anything runs

@@ -59,6 +59,7 @@ class CaptureSettings:
     timeout: float | None = None
     raw_events: bool = False
     truth: bool = False
+    stim1_offset: float | None = None   # STIM1 follows STIM0 by this much (None: off)
     description: str = ""
     extra: dict = field(default_factory=dict)
 
@@ -93,8 +94,16 @@ class CaptureSettings:
             count = max(1, round((self.duration or 1.0) * self.freq))
         jitter = round(self.jitter * tick_hz)
         timeout = round(self.timeout * tick_hz) if self.timeout else period + jitter
+        offset = None
+        if self.stim1_offset is not None:
+            offset = round(self.stim1_offset * tick_hz)
+            if offset < 0 or offset + high >= period:
+                raise UsageError("STIM1 offset plus the high time must fit in one period",
+                                 hint=f"offset < {(period - high) / tick_hz * 1e6:g} µs "
+                                      "at this frequency and duty cycle")
         return {"period": period, "high": high, "count": count, "jitter": jitter,
-                "timeout": timeout, "delay": round(self.delay * tick_hz)}
+                "timeout": timeout, "delay": round(self.delay * tick_hz),
+                "stim1_offset": offset}
 
 
 class RigSession:
@@ -230,6 +239,7 @@ def run_capture(session, settings, path, progress=True, on_block=None):
     link.configure(
         STIM_PERIOD=regs["period"], STIM_HIGH=regs["high"], STIM_COUNT=count,
         STIM_JITTER=regs["jitter"], STIM_SEED=1, LAT_CH_EN=chan_mask,
+        STIM1_OFFSET=regs["stim1_offset"] or 0,
         LAT_TIMEOUT=regs["timeout"],
         EDGE_EN=(0x3F | 0x3F << 8 | 1 << 16) if settings.raw_events else 0,
     )
@@ -261,7 +271,8 @@ def run_capture(session, settings, path, progress=True, on_block=None):
             on_block(received)
 
     try:
-        link.write(Reg.STIM_CTRL, StimCtrl.RUN)
+        link.write(Reg.STIM_CTRL, StimCtrl.RUN | (StimCtrl.STIM1_EN if regs["stim1_offset"]
+                                                  is not None else 0))
         last_flush = time.monotonic()
         last_check = 0.0
         stim_done_at = None

@@ -300,7 +300,7 @@ def run_stats_capture(session, settings, path, bin_shift=None, progress=True,
     link.configure(
         STIM_PERIOD=regs["period"], STIM_HIGH=regs["high"], STIM_COUNT=count,
         STIM_JITTER=regs["jitter"], STIM_SEED=1, LAT_CH_EN=chan_mask,
-        LAT_TIMEOUT=regs["timeout"], EDGE_EN=0,
+        LAT_TIMEOUT=regs["timeout"], EDGE_EN=0, STIM1_OFFSET=regs["stim1_offset"] or 0,
         STAT_BIN_SHIFT=bin_shift, STAT_BIN_OFFSET=bin_offset, HB_WINDOW=window,
     )
     link.write(Reg.CLEAR, 1)
@@ -333,7 +333,8 @@ def run_stats_capture(session, settings, path, bin_shift=None, progress=True,
                 "drops": link.read1(Reg.STAT_DROPS)}
 
     try:
-        link.write(Reg.STIM_CTRL, StimCtrl.RUN)
+        link.write(Reg.STIM_CTRL, StimCtrl.RUN | (StimCtrl.STIM1_EN if regs.get("stim1_offset")
+                                                  is not None else 0))
         while True:
             time.sleep(0.1)
             pulses = link.read1(Reg.STIM_PULSES)

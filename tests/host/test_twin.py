@@ -125,3 +125,15 @@ def test_torn_capture_file_loads_complete_chunks(tmp_path, rig):
     assert cap.truncated and cap.final is None
     assert len(cap.channel("isr")) == 60
     assert ChanFlags.MISSED not in set(cap.latency["flags"])
+
+
+def test_stim1_follows_stim0_at_its_offset(rig, tmp_path):
+    # In the twin, the external APP_OUT input is wired to STIM1: its latency is the offset.
+    s = CaptureSettings(freq=20_000, count=50, target="external", channels=("isr", "app"),
+                        stim1_offset=3.7e-6)
+    res = run_capture(rig, s, tmp_path / "s1.rtrig", progress=False)
+    cap = load(res.path)
+    assert (cap.channel("isr")["latency"] == 0).all()
+    app = cap.channel("app")
+    assert len(app) == 50 and (app["latency"] == 370).all()
+    assert (app["completion"] == 370 + 2500).all()
