@@ -87,18 +87,31 @@ def info(obj, sim_here, port_here, as_json):
         d["tick_ns"] = 1e9 / d["tick_hz"]
         d["targets"] = [t.name.lower() for t in Target if d["caps"] & (1 << t)]
         d["build_hash"] = f"{d['build_hash']:08x}"
+        d["board_name"] = _board_name(d["board"])
         del d["caps"]
     if as_json:
         click.echo(json.dumps(d, indent=2))
         return
     click.echo(f"rig        {'simulation twin' if d['simulation'] else d['port']}")
-    click.echo(f"board      {d['board']} ({'simulation' if d['board'] == 0 else 'FPGA'})")
+    click.echo(f"board      {d['board_name']} (code {d['board']})")
     click.echo(f"gateware   protocol v{d['version']}, build {d['build_hash']}")
     click.echo(f"timebase   {d['tick_hz'] / 1e6:g} MHz, {d['tick_ns']:g} ns per tick "
                f"(input delay {d['in_delay']} ticks, subtracted)")
     click.echo(f"link       {d['baud']} baud")
     click.echo(f"inputs     {d['n_inputs']}")
     click.echo(f"targets    {', '.join(d['targets'])}")
+
+
+def _board_name(code):
+    """The board's name from the code in its ``BOARD`` register."""
+    if code == 0:
+        return "simulation twin"
+    try:
+        from ..boards import BOARDS
+        names = [n for n, b in BOARDS.items() if b.code == code]
+    except Exception:
+        names = []
+    return names[0] if names else "unknown board"
 
 
 def _parse_model(text):
