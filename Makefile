@@ -16,7 +16,7 @@ export YOWASP_CACHE_DIR ?= $(CURDIR)/build/yowasp-cache
 # sigrok-cli (a real consumer of VCD exports)
 APT_PACKAGES := perl chromium fonts-dejavu-core sigrok-cli
 
-.PHONY: help venv system-deps demo demo-capture test test-python test-firmware lint bench \
+.PHONY: help venv system-deps demo demo-soc test test-python test-firmware lint bench \
         firmware sim clean distclean
 .DEFAULT_GOAL := help
 
@@ -61,6 +61,17 @@ demo: venv sim       ## simulated measurement: selftest, captures, sweep and rep
 	  [ -f captures/demo-sweep.rtrig ] && files="$$files captures/demo-sweep.rtrig"; \
 	  $(RTRIG) report $$files -o captures/demo-report.html && \
 	  echo "report: $(CURDIR)/captures/demo-report.html"; fi
+
+demo-soc: venv       ## the project's kernel on the simulated RISC-V SoC, loaded and unloaded
+	$(MAKE) -C firmware toolchains all
+	@mkdir -p captures
+	$(RTRIG) --sim capture --target soc --freq 5k --jitter 40us --count 500 --no-load \
+	  --channels isr,app -o captures/demo-soc-unloaded.rtrig
+	$(RTRIG) --sim capture --target soc --freq 5k --jitter 40us --count 500 --load \
+	  --channels isr,app -o captures/demo-soc-loaded.rtrig
+	$(RTRIG) report captures/demo-soc-unloaded.rtrig captures/demo-soc-loaded.rtrig \
+	  -o captures/demo-soc-report.html
+	@echo "report: $(CURDIR)/captures/demo-soc-report.html"
 
 test: venv system-deps fpga-tools  ## install what is needed and run every test
 	$(MAKE) -C firmware toolchains

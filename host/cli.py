@@ -279,14 +279,17 @@ def capture(obj, sim_here, port_here, target, freq, count, duration, duty, jitte
 
 @cli.command(context_settings=CONTEXT)
 @_sim_option
+@click.option("--wire/--no-wire", default=None,
+              help="Also check a wire from STIM0 to the ISR_OUT input (fit a jumper on a "
+                   "board; always present in the simulation twin).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_obj
-def selftest(obj, sim_here, port_here, as_json):
+def selftest(obj, sim_here, port_here, wire, as_json):
     """Check the rig itself: loopback delays and frequencies must read exactly."""
     _merge(obj, sim_here, port_here)
     from .selftest import run_selftest
     with obj.rig() as rig:
-        results = run_selftest(rig, log=lambda m: click.echo(m, err=True))
+        results = run_selftest(rig, log=lambda m: click.echo(m, err=True), wire=wire)
     ok = all(r["passed"] for r in results)
     if as_json:
         click.echo(json.dumps({"passed": ok, "checks": results}, indent=2))
