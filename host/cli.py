@@ -312,7 +312,10 @@ def _register_optional():
             if e.name and e.name.endswith(mod):
                 continue
             raise
-        m.register(cli)
+        if hasattr(m, "register"):
+            m.register(cli)
+        # else: that module is being imported first and imports us; it registers
+        # itself when it has finished loading (see the end of cli_sweep.py).
 
 
 _register_optional()

@@ -1,7 +1,6 @@
 """``rtrig sweep``: find MF-ISR, MF-APP and SF between two frequencies."""
 
 import json
-from dataclasses import asdict
 
 import click
 
@@ -33,16 +32,7 @@ FRACTION = _Fraction()
 
 def sweep_model(preset, model_text):
     """Model parameters for the sweep: a preset's fields, overridden by --model."""
-    base = {}
-    if preset:
-        from .presets import PRESETS
-        if preset not in PRESETS:
-            raise UsageError(f"unknown preset '{preset}'",
-                             hint=f"presets: {', '.join(sorted(PRESETS))}")
-        base = asdict(PRESETS[preset])
-    if model_text or not preset:
-        base.update(model_params(None, model_text))
-    return base
+    return model_params(preset, model_text)
 
 
 def print_table(res):
@@ -141,3 +131,14 @@ sweep = sweep_command()
 def register(group):
     """Add ``sweep`` to the ``rtrig`` command group."""
     group.add_command(sweep)
+
+
+def _register_late():
+    """When this module is imported before rtrig.host.cli, the group could not take
+    the command at its own import time: add it now."""
+    from .cli import cli
+    if "sweep" not in cli.commands:
+        register(cli)
+
+
+_register_late()
