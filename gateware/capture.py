@@ -37,7 +37,9 @@ class EdgeDetector(wiring.Component):
         Aligned levels and one-cycle edge strobes; bits ``0..n-1`` the inputs,
         ``n`` and ``n+1`` STIM0 and STIM1.
     t : Out(48)
-        Pin time of the edges flagged this cycle: ``now - IN_DELAY``.
+        Pin time of the edges flagged this cycle: ``now - IN_DELAY``. It is a register
+        loaded with ``now + 1 - IN_DELAY`` (no 48-bit subtraction on the path to the
+        matchers), so ``now`` must advance by one tick per cycle, as the timebase's does.
     """
 
     def __init__(self, n):
@@ -66,6 +68,9 @@ class EdgeDetector(wiring.Component):
         m.d.comb += [
             self.rise.eq(self.level & ~prev),
             self.fall.eq(~self.level & prev),
-            self.t.eq(self.now - IN_DELAY),
         ]
+        # t = now - IN_DELAY, one cycle ahead: at reset (now = 0) it reads -IN_DELAY.
+        t = Signal(TIME_WIDTH, init=(-IN_DELAY) % (1 << TIME_WIDTH))
+        m.d.sync += t.eq(self.now + (1 - IN_DELAY))
+        m.d.comb += self.t.eq(t)
         return m

@@ -66,12 +66,24 @@ class PacketRx(wiring.Component):
         bad = Signal()
         err = Signal()
 
-        b = self.bytes_in.payload
-        m.d.comb += self.bytes_in.ready.eq(~self.cmd.valid)
+        # Input register: each byte is held and classified for one cycle before it is
+        # decoded (keeps the FIFO read and the byte compares off the CRC's path).
+        in_v, b = Signal(), Signal(8)
+        is_end, is_esc, is_esc_end, is_esc_esc = Signal(), Signal(), Signal(), Signal()
+        go = Signal()           # the held byte is decoded this cycle
+        m.d.comb += [go.eq(in_v & ~self.cmd.valid),
+                     self.bytes_in.ready.eq(~in_v | ~self.cmd.valid)]
+        with m.If(go):
+            m.d.sync += in_v.eq(0)
+        with m.If(self.bytes_in.valid & self.bytes_in.ready):
+            nb = self.bytes_in.payload
+            m.d.sync += [in_v.eq(1), b.eq(nb), is_end.eq(nb == SLIP_END),
+                         is_esc.eq(nb == SLIP_ESC), is_esc_end.eq(nb == SLIP_ESC_END),
+                         is_esc_esc.eq(nb == SLIP_ESC_ESC)]
         byte = Signal(8)
         store = Signal()
-        with m.If(self.bytes_in.valid & self.bytes_in.ready):
-            with m.If(b == SLIP_END):
+        with m.If(go):
+            with m.If(is_end):
                 with m.If(count != 0):
                     ptype = buf[0:8]
                     good_len = Mux(ptype == PacketType.WRITE, count == 10,
@@ -90,13 +102,13 @@ class PacketRx(wiring.Component):
                 m.d.sync += [count.eq(0), esc.eq(0), bad.eq(0)]
             with m.Elif(esc):
                 m.d.sync += esc.eq(0)
-                with m.If(b == SLIP_ESC_END):
+                with m.If(is_esc_end):
                     m.d.comb += [byte.eq(SLIP_END), store.eq(1)]
-                with m.Elif(b == SLIP_ESC_ESC):
+                with m.Elif(is_esc_esc):
                     m.d.comb += [byte.eq(SLIP_ESC), store.eq(1)]
                 with m.Else():
                     m.d.sync += bad.eq(1)
-            with m.Elif(b == SLIP_ESC):
+            with m.Elif(is_esc):
                 m.d.sync += esc.eq(1)
             with m.Else():
                 m.d.comb += [byte.eq(b), store.eq(1)]
@@ -128,7 +140,7 @@ class CommandUnit(wiring.Component):
     resp : Out(stream.Signature(TxPacket))
         WRITE_ACK / READ_DATA packets (payload: req_seq, addr, value).
     addr, w_en, w_data, r_en : Out
-        Register file port; ``r_data`` is valid the cycle after ``r_en``.
+        Register file port; ``r_data`` is valid the second cycle after ``r_en``.
     r_data : In(32)
     """
 
@@ -172,7 +184,10 @@ class CommandUnit(wiring.Component):
                 with m.Else():
                     m.d.comb += self.r_en.eq(1)
                     m.d.sync += [remaining.eq(remaining - 1), rtype.eq(PacketType.READ_DATA)]
-                    m.next = "READ_WAIT"
+                    m.next = "READ_MUX"
+            with m.State("READ_MUX"):
+                # The register file's read mux is registered in two levels.
+                m.next = "READ_WAIT"
             with m.State("READ_WAIT"):
                 m.d.sync += value.eq(self.r_data)
                 m.next = "RESPOND"
@@ -191,7 +206,10 @@ class CommandUnit(wiring.Component):
 
 
 class StreamRoundRobin(wiring.Component):
-    """Round-robin merge of ``n`` streams of one shape (one beat = one packet)."""
+    """Round-robin merge of ``n`` streams of one shape (one beat = one packet).
+
+    The output is registered: a beat leaves one cycle after it is taken from its input.
+    """
 
     def __init__(self, shape, n):
         self.n = n
@@ -204,12 +222,18 @@ class StreamRoundRobin(wiring.Component):
         m = Module()
         sel = Signal(range(self.n))
         ins = [getattr(self, f"i{k}") for k in range(self.n)]
+        space = Signal()
+        m.d.comb += space.eq(~self.out.valid | self.out.ready)
+        with m.If(self.out.ready):
+            m.d.sync += self.out.valid.eq(0)
+        cur_valid = Signal()
         with m.Switch(sel):
             for k, s in enumerate(ins):
                 with m.Case(k):
-                    m.d.comb += [self.out.valid.eq(s.valid), self.out.payload.eq(s.payload),
-                                 s.ready.eq(self.out.ready)]
-        with m.If(~self.out.valid | self.out.ready):
+                    m.d.comb += [cur_valid.eq(s.valid), s.ready.eq(space)]
+                    with m.If(s.valid & space):
+                        m.d.sync += [self.out.valid.eq(1), self.out.payload.eq(s.payload)]
+        with m.If(~cur_valid | space):
             m.d.sync += sel.eq(Mux(sel == self.n - 1, 0, sel + 1))
         return m
 
@@ -242,9 +266,12 @@ class PacketTx(wiring.Component):
         raw = Signal(8)
         is_body = Signal()
         is_end = Signal()
+        # length + k, registered in LEAD (at least one cycle before SEND needs them).
+        len2, len3, len4 = (Signal(range(MAX_PAYLOAD + 6), name=f"len{k}")
+                            for k in range(2, 5))
         m.d.comb += [
-            is_body.eq(phase < length + 2),
-            is_end.eq(phase == length + 4),
+            is_body.eq(phase < len2),
+            is_end.eq(phase == len4),
         ]
         with m.If(phase == 0):
             m.d.comb += raw.eq(ptype)
@@ -252,22 +279,29 @@ class PacketTx(wiring.Component):
             m.d.comb += raw.eq(self.seq)
         with m.Elif(is_body):
             m.d.comb += raw.eq(shreg[:8])
-        with m.Elif(phase == length + 2):
+        with m.Elif(phase == len2):
             m.d.comb += raw.eq(crc_.crc[8:16])
-        with m.Elif(phase == length + 3):
+        with m.Elif(phase == len3):
             m.d.comb += raw.eq(crc_.crc[0:8])
         with m.Else():
             m.d.comb += raw.eq(SLIP_END)
 
         special = Signal()
         m.d.comb += special.eq(~is_end & ((raw == SLIP_END) | (raw == SLIP_ESC)))
+        out = Signal(8)
         with m.If(special & ~esc_sent):
-            m.d.comb += self.bytes_out.payload.eq(SLIP_ESC)
+            m.d.comb += out.eq(SLIP_ESC)
         with m.Elif(special):
-            m.d.comb += self.bytes_out.payload.eq(Mux(raw == SLIP_END, SLIP_ESC_END,
-                                                      SLIP_ESC_ESC))
+            m.d.comb += out.eq(Mux(raw == SLIP_END, SLIP_ESC_END, SLIP_ESC_ESC))
         with m.Else():
-            m.d.comb += self.bytes_out.payload.eq(raw)
+            m.d.comb += out.eq(raw)
+
+        # The next byte and what sending it does, registered in PREP (one cycle before
+        # each SEND), so SEND starts from flip-flops.
+        out_q, raw_q = Signal(8), Signal(8)
+        adv_q, body_q, start_q, shift_q, end_q = (
+            Signal(name=n) for n in ("adv_q", "body_q", "start_q", "shift_q", "end_q"))
+        m.d.comb += self.bytes_out.payload.eq(out_q)
 
         with m.FSM():
             with m.State("IDLE"):
@@ -284,27 +318,30 @@ class PacketTx(wiring.Component):
             with m.State("LEAD"):
                 # A leading END closes off whatever a torn earlier packet left behind.
                 m.d.comb += [self.bytes_out.valid.eq(1), self.bytes_out.payload.eq(SLIP_END)]
+                m.d.sync += [len2.eq(length + 2), len3.eq(length + 3), len4.eq(length + 4)]
                 with m.If(self.bytes_out.ready):
-                    m.next = "SEND"
+                    m.next = "PREP"
+            with m.State("PREP"):
+                # (After the last body byte, the CRC register holds it from this cycle.)
+                m.d.sync += [out_q.eq(out), raw_q.eq(raw), adv_q.eq(~(special & ~esc_sent)),
+                             body_q.eq(is_body), start_q.eq(phase == 0),
+                             shift_q.eq((phase >= 2) & is_body), end_q.eq(is_end)]
+                m.next = "SEND"
             with m.State("SEND"):
-                m.d.comb += self.bytes_out.valid.eq(1)
+                m.d.comb += [self.bytes_out.valid.eq(1), self.bytes_out.payload.eq(out_q)]
                 with m.If(self.bytes_out.ready):
-                    with m.If(special & ~esc_sent):
+                    m.next = "PREP"
+                    with m.If(~adv_q):
                         m.d.sync += esc_sent.eq(1)
                     with m.Else():
                         m.d.sync += [esc_sent.eq(0), phase.eq(phase + 1)]
-                        with m.If(is_body):
-                            m.d.comb += [crc_.valid.eq(1), crc_.data.eq(raw),
-                                         crc_.start.eq(phase == 0)]
-                        with m.If((phase >= 2) & is_body):
+                        with m.If(body_q):
+                            m.d.comb += [crc_.valid.eq(1), crc_.data.eq(raw_q),
+                                         crc_.start.eq(start_q)]
+                        with m.If(shift_q):
                             m.d.sync += shreg.eq(shreg >> 8)
-                        with m.If(is_end):
+                        with m.If(end_q):
                             m.d.sync += self.seq.eq(self.seq + 1)
                             m.next = "IDLE"
-                        with m.Elif(phase == length + 1):
-                            m.next = "CRC_SETTLE"
-            with m.State("CRC_SETTLE"):
-                # The CRC register holds the last body byte from the next cycle on.
-                m.next = "SEND"
         return m
 

@@ -23,7 +23,8 @@ class RecordMerger(wiring.Component):
         Per source: the record.
     out : Out(stream.Signature(shape))
     overflow : Out(32)
-        Records dropped since ``clear``.
+        Records dropped since ``clear``; registered, so a drop shows one cycle after
+        the cycle in which it happened.
     clear : In(1)
     """
 
@@ -64,6 +65,7 @@ class RecordMerger(wiring.Component):
                 m.d.sync += sel.eq(sel + 1)
 
         lost = Signal(range(n + 1))
+        lost_q = Signal(range(n + 1))
         lost_terms = []
         for i in range(n):
             with m.If(self.valid[i]):
@@ -80,8 +82,11 @@ class RecordMerger(wiring.Component):
             for s in lost_terms:
                 total = total + s
             m.d.comb += lost.eq(total)
+        # The drop count is registered before it is added: the adder's carry chain
+        # stays off the path from the downstream ``ready``.
+        m.d.sync += lost_q.eq(lost)
         with m.If(self.clear):
-            m.d.sync += self.overflow.eq(0)
+            m.d.sync += [self.overflow.eq(0), lost_q.eq(0)]
         with m.Else():
-            m.d.sync += self.overflow.eq(self.overflow + lost)
+            m.d.sync += self.overflow.eq(self.overflow + lost_q)
         return m

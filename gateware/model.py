@@ -8,11 +8,14 @@ with the truth sample by sample. The exact tick-level semantics are in
 ``docs/model.md``; ``rtrig.host.model_ref`` reproduces them cycle for cycle.
 """
 
-from amaranth import Module, Mux, Signal, unsigned
+from amaranth import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["TruthRecord", "TruthChannel", "ModelTarget"]
+__all__ = ["TruthRecord", "TruthChannel", "ModelTarget", "PARAM_SETTLE"]
+
+#: Cycles the parameters (and ``seed``) must be stable before ``reset`` is released.
+PARAM_SETTLE = 4
 
 
 class TruthChannel:
@@ -53,7 +56,9 @@ class ModelTarget(wiring.Component):
 
     All durations are unsigned tick counts (1 tick = one ``sync`` cycle, 10 ns at
     100 MHz), held constant while the model runs; assert ``reset`` after changing
-    them. A duration of 0 behaves as 1, except ``isr_jitter`` (0 = no jitter) and
+    them, and release it no sooner than :data:`PARAM_SETTLE` cycles after the last
+    change (the parameters pass through registers and the jitter multiplier is
+    pipelined; the behaviour after reset is unchanged). A duration of 0 behaves as 1, except ``isr_jitter`` (0 = no jitter) and
     ``tick_period`` (0 = no kernel tick). Sums such as ``isr_entry + isr_jitter`` must
     fit in 32 bits.
 
@@ -90,7 +95,7 @@ class ModelTarget(wiring.Component):
         end); the model never stalls.
     truth_overflow : Out(32)
         Records dropped because their holding slot was still occupied (the consumer
-        held ``ready`` low).
+        held ``ready`` low); counted one cycle after the drop.
     """
 
     irq: In(1)
@@ -118,9 +123,11 @@ class ModelTarget(wiring.Component):
     def elaborate(self, platform):
         m = Module()
 
+        # Parameters are constant while the model runs: registered, with the derived
+        # values the decisions need, so no parameter compare sits on a decision path.
         def at_least_1(name, value):
             s = Signal(32, name=name)
-            m.d.comb += s.eq(Mux(value == 0, 1, value))
+            m.d.sync += s.eq(Mux(value == 0, 1, value))
             return s
 
         isr_service = at_least_1("eff_isr_service", self.isr_service)
@@ -129,6 +136,15 @@ class ModelTarget(wiring.Component):
         quantum = at_least_1("eff_quantum", self.load_quantum)
         hb_work = at_least_1("eff_hb_work", self.heartbeat_work)
         tick_service = at_least_1("eff_tick_service", self.tick_service)
+        ts_is1, ts_m1 = Signal(), Signal(32)
+        tp_nz, tp_z, tp_is1, tp_m1 = Signal(), Signal(), Signal(), Signal(32)
+        j1, ie = Signal(33), Signal(32)
+        m.d.sync += [
+            ts_is1.eq(self.tick_service <= 1), ts_m1.eq(self.tick_service - 1),
+            tp_nz.eq(self.tick_period != 0), tp_z.eq(self.tick_period == 0),
+            tp_is1.eq(self.tick_period == 1), tp_m1.eq(self.tick_period - 1),
+            j1.eq(self.isr_jitter + 1), ie.eq(self.isr_entry),
+        ]
 
         # --- state ---------------------------------------------------------------
         irq_prev = Signal()
@@ -138,9 +154,12 @@ class ModelTarget(wiring.Component):
         pend_pulse = Signal(32)
         pend_t0 = Signal(32)
         tcnt = Signal(32)         # kernel tick down-counter, fires at 0
+        tz = Signal()             # tcnt == 0
         tick_pend = Signal()
         x = Signal(32)            # xorshift32 state
-        jit = Signal(32)          # jitter drawn from the current x (one cycle behind)
+        # isr_entry + jitter drawn from the current x (one cycle behind x):
+        # isr_entry + (x * (isr_jitter + 1)) >> 32.
+        entry = Signal(34)
         kind = Signal(2)          # interrupt-level activity
         r = Signal(32)            # its remaining ticks, counting the current one
         isr_pulse = Signal(32)
@@ -212,7 +231,7 @@ class ModelTarget(wiring.Component):
         app_runs = Signal()
         m.d.comb += [
             edge.eq(self.irq & ~irq_prev),
-            fire.eq((self.tick_period != 0) & (tcnt == 0)),
+            fire.eq(tp_nz & tz),
             free.eq(kind == _NONE),
             take_irq.eq(free & (pend | edge)),
             take_tick.eq(free & ~(pend | edge) & (tick_pend | fire)),
@@ -227,8 +246,32 @@ class ModelTarget(wiring.Component):
             taken_pulse.eq(Mux(pend, pend_pulse, npulse)),
             taken_t0.eq(Mux(pend, pend_t0, now)),
         ]
-        entry = Signal(33)
-        m.d.comb += entry.eq(self.isr_entry + jit)
+        # The jitter multiply, pipelined and computed ahead: x changes only when an
+        # interrupt is taken (never in two consecutive cycles) or at reset, so the next
+        # x, xorshift(x), is known a cycle before x takes it. Stage A: four partial
+        # products; stage B: the middle sum and isr_entry added to the high product;
+        # then one adder gives isr_entry + jitter. One pipeline follows the next x,
+        # one the seed (for reset).
+        def entry_pipe(name, v):
+            pll, phl = Signal(32, name=f"{name}_ll"), Signal(32, name=f"{name}_hl")
+            plh, phh = Signal(33, name=f"{name}_lh"), Signal(33, name=f"{name}_hh")
+            m.d.sync += [pll.eq(v[:16] * j1[:16]), plh.eq(v[:16] * j1[16:]),
+                         phl.eq(v[16:] * j1[:16]), phh.eq(v[16:] * j1[16:])]
+            lo, mid, hi = (Signal(32, name=f"{name}_lo"), Signal(34, name=f"{name}_mid"),
+                           Signal(34, name=f"{name}_hi"))
+            m.d.sync += [lo.eq(pll), mid.eq(plh + phl), hi.eq(phh + ie)]
+            total = Signal(34, name=f"{name}_entry")
+            m.d.comb += total.eq((Cat(lo, hi) + (mid << 16))[32:])
+            return total
+
+        # x_nx == xorshift(x) always: a register that steps with x.
+        x_nx, seed_nx = Signal(32), Signal(32)
+        m.d.sync += seed_nx.eq(_xorshift32(self.seed))
+        x_next = Signal(32)
+        m.d.comb += x_next.eq(Mux(self.reset, seed_nx, x_nx))
+        entry_x = entry_pipe("jx", x_next)
+        entry_seed = entry_pipe("js", self.seed)
+        advanced = Signal()       # x took a new value at the end of the last cycle
         now1 = Signal(32)
         m.d.comb += now1.eq(now + 1)
 
@@ -245,6 +288,7 @@ class ModelTarget(wiring.Component):
         ]
 
         overflow_inc = Signal(3)
+        overflow_q = Signal(3)    # registered before the count: it shows a cycle late
         m.d.comb += overflow_inc.eq(
             Mux(lost & ~a_free, 1 + self.app_enable, 0)
             + Mux(isr_end & ~b_free, 1 + ev_lost, 0)
@@ -255,19 +299,20 @@ class ModelTarget(wiring.Component):
         with m.If(self.reset):
             m.d.sync += [
                 now.eq(0), npulse.eq(0), pend.eq(0), tick_pend.eq(0),
-                tcnt.eq(self.tick_period),
-                x.eq(self.seed),
-                jit.eq((self.seed * (self.isr_jitter + 1)) >> 32),
+                tcnt.eq(self.tick_period), tz.eq(tp_z),
+                x.eq(self.seed), x_nx.eq(seed_nx),
+                entry.eq(entry_seed), advanced.eq(0),
                 kind.eq(_NONE), app_phase.eq(_APP_IDLE), ev.eq(0),
                 turn_load.eq(1), q.eq(quantum), h.eq(hb_work), hb.eq(0),
                 a_isr.eq(0), a_app.eq(0), b_isr.eq(0), b_app.eq(0), c_app.eq(0),
-                self.truth_overflow.eq(0),
+                self.truth_overflow.eq(0), overflow_q.eq(0),
             ]
         with m.Else():
             m.d.sync += [
                 now.eq(now1),
-                jit.eq((x * (self.isr_jitter + 1)) >> 32),
-                self.truth_overflow.eq(self.truth_overflow + overflow_inc),
+                advanced.eq(take_irq),
+                overflow_q.eq(overflow_inc),
+                self.truth_overflow.eq(self.truth_overflow + overflow_q),
                 a_isr.eq(a_isr_k), a_app.eq(a_app_k),
                 b_isr.eq(b_isr_k), b_app.eq(b_app_k), c_app.eq(c_app_k),
             ]
@@ -275,10 +320,13 @@ class ModelTarget(wiring.Component):
                 m.d.sync += npulse.eq(npulse + 1)
 
             # kernel tick timer
+            with m.If(advanced):
+                m.d.sync += entry.eq(entry_x)
+
             with m.If(fire):
-                m.d.sync += tcnt.eq(self.tick_period - 1)
+                m.d.sync += [tcnt.eq(tp_m1), tz.eq(tp_is1)]
             with m.Else():
-                m.d.sync += tcnt.eq(tcnt - 1)
+                m.d.sync += [tcnt.eq(tcnt - 1), tz.eq(tcnt == 1)]
 
             # pending latch and taking the interrupt
             with m.If(take_irq):
@@ -286,7 +334,7 @@ class ModelTarget(wiring.Component):
                     isr_pulse.eq(taken_pulse),
                     isr_t0.eq(taken_t0),
                     pend.eq(pend & edge),
-                    x.eq(_xorshift32(x)),
+                    x.eq(x_nx), x_nx.eq(_xorshift32(x_nx)),
                 ]
                 with m.If(pend & edge):
                     m.d.sync += [pend_pulse.eq(npulse), pend_t0.eq(now)]
@@ -300,10 +348,10 @@ class ModelTarget(wiring.Component):
 
             with m.If(take_tick):
                 m.d.sync += tick_pend.eq(tick_pend & fire)
-                with m.If(tick_service == 1):
+                with m.If(ts_is1):
                     m.d.sync += kind.eq(_NONE)
                 with m.Else():
-                    m.d.sync += [kind.eq(_TICK), r.eq(tick_service - 1)]
+                    m.d.sync += [kind.eq(_TICK), r.eq(ts_m1)]
             with m.Elif(fire):
                 m.d.sync += tick_pend.eq(1)
 

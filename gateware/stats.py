@@ -56,7 +56,7 @@ COUNT_WIDTH = 32
 WORDS_PER_CHANNEL = 32
 #: Cycles from a record strobe to the last accumulator it touches (the histogram
 #: write): reading the statistics this many cycles after the last record is exact.
-PIPELINE_DEPTH = 6
+PIPELINE_DEPTH = 7
 
 
 class StatFlags(enum.IntFlag):
@@ -260,11 +260,15 @@ class ChannelStats(wiring.Component):
                 with m.If(comp > self.comp_max):
                     m.d.sync += self.comp_max.eq(comp)
 
-        # Sum of squares: the product is registered (stage 2), then added by a 48+48-bit
-        # split accumulator; the carry between the halves and the upper product bits
-        # reach the high half one cycle later (stage 4).
+        # Sum of squares: three 16x16 partial products are registered (stage 2), summed
+        # into the square (stage 3: the outer two do not overlap, so one 64-bit adder
+        # suffices), then added by a 48+48-bit split accumulator; the carry between the
+        # halves and the upper product bits reach the high half one cycle later (stage 5).
+        pp_v, pp_hh, pp_hl, pp_ll = Signal(), Signal(32), Signal(32), Signal(32)
+        m.d.sync += [pp_v.eq(p1_v), pp_hh.eq(lat[16:] * lat[16:]),
+                     pp_hl.eq(lat[16:] * lat[:16]), pp_ll.eq(lat[:16] * lat[:16])]
         sq_v, sq = Signal(), Signal(64)
-        m.d.sync += [sq_v.eq(p1_v), sq.eq(lat * lat)]
+        m.d.sync += [sq_v.eq(pp_v), sq.eq(Cat(pp_ll, pp_hh) + (pp_hl << 17))]
         ss_lo, ss_hi, ss_carry, sq_hi = Signal(48), Signal(48), Signal(), Signal(16)
         ss_lo_next, ss_hi_next = Signal(49), Signal(49)
         m.d.comb += [ss_lo_next.eq(ss_lo + Mux(sq_v, sq[:48], 0)),
@@ -275,19 +279,23 @@ class ChannelStats(wiring.Component):
             m.d.sync += flags[1].eq(1)
         m.d.comb += self.lat_sumsq.eq(Cat(ss_lo, ss_hi))
 
-        # Histogram stage 2: below the offset?  stage 3: shift to a bin index.
-        s2_v, s2_under, s2_diff = Signal(), Signal(), Signal(32)
+        # Histogram stage 2: below the offset? at or above the last bin's upper edge
+        # (``upper`` = offset + bins * 2**shift, registered)?  stage 3: shift to a bin index.
+        upper = Signal(32 + 32)
+        m.d.sync += upper.eq(self.bin_offset + (self.n_bins << self.bin_shift))
+        s2_v, s2_under, s2_over, s2_diff = Signal(), Signal(), Signal(), Signal(32)
         m.d.sync += [s2_v.eq(p1_v), s2_under.eq(lat < self.bin_offset),
-                     s2_diff.eq(lat - self.bin_offset)]
-        s3_v, s3_under, s3_idx = Signal(), Signal(), Signal(32)
-        m.d.sync += [s3_v.eq(s2_v), s3_under.eq(s2_under), s3_idx.eq(s2_diff >> self.bin_shift)]
+                     s2_over.eq(lat >= upper), s2_diff.eq(lat - self.bin_offset)]
+        s3_v, s3_under, s3_over, s3_idx = Signal(), Signal(), Signal(), Signal(32)
+        m.d.sync += [s3_v.eq(s2_v), s3_under.eq(s2_under), s3_over.eq(s2_over),
+                     s3_idx.eq(s2_diff >> self.bin_shift)]
 
         # Histogram stage 3: classify, read the bin.
         m.submodules.hist = hist = Memory(shape=self.count_width, depth=self.n_bins, init=[])
         rd = hist.read_port()
         wr = hist.write_port()
         in_range = Signal()
-        m.d.comb += in_range.eq(s3_idx[self.bin_bits:] == 0)
+        m.d.comb += in_range.eq(~s3_over)
         s3_hit = Signal()
         m.d.comb += s3_hit.eq(s3_v & ~s3_under & in_range)
         host_rd = Signal()
@@ -313,16 +321,33 @@ class ChannelStats(wiring.Component):
             m.d.sync += self.overflow.eq(self.overflow + 1)
         m.d.sync += self.drops.eq(self.drops + drop_now + drop_clr)
 
-        # Histogram stage 4: add one (forwarding the previous write to the same bin).
-        s5_v, s5_addr, s5_data = Signal(), Signal(self.bin_bits), Signal(self.count_width)
+        # Histogram stage 4: register the bin read from block RAM.
+        s5_v, s5_addr, s5_rd = Signal(), Signal(self.bin_bits), Signal(self.count_width)
+        m.d.sync += [s5_v.eq(s4_v), s5_addr.eq(s4_addr), s5_rd.eq(rd.data)]
+        # Histogram stage 5: add one and write back, forwarding the two previous writes
+        # (w1: last cycle's, w2: the one before; neither reached the stage-3 read). The
+        # address matches are compared one stage early.
+        w1_v, w1_addr, w1_data = Signal(), Signal(self.bin_bits), Signal(self.count_width)
+        w2_v, w2_addr, w2_data = Signal(), Signal(self.bin_bits), Signal(self.count_width)
+        fwd1, fwd2 = Signal(), Signal()
+        m.d.sync += [fwd1.eq(s5_v & (s5_addr == s4_addr)),
+                     fwd2.eq(w1_v & (w1_addr == s4_addr))]
         base = Signal(self.count_width)
-        m.d.comb += base.eq(Mux(s5_v & (s5_addr == s4_addr), s5_data, rd.data))
-        top = (1 << self.count_width) - 1
+        with m.If(fwd1):
+            m.d.comb += base.eq(w1_data)
+        with m.Elif(fwd2):
+            m.d.comb += base.eq(w2_data)
+        with m.Else():
+            m.d.comb += base.eq(s5_rd)
         bumped = Signal(self.count_width)
-        m.d.comb += bumped.eq(Mux(base == top, base, base + 1))
-        with m.If(s4_v & (base == top)):
+        inc = Signal(self.count_width + 1)
+        # Saturating: base + 1 wraps to 0 only from all ones, which it then stays.
+        m.d.comb += [inc.eq(base + 1),
+                     bumped.eq(inc[:-1] | inc[-1].replicate(self.count_width))]
+        with m.If(s5_v & inc[-1]):
             m.d.sync += flags[3].eq(1)
-        m.d.sync += [s5_v.eq(s4_v), s5_addr.eq(s4_addr), s5_data.eq(bumped)]
+        m.d.sync += [w1_v.eq(s5_v), w1_addr.eq(s5_addr), w1_data.eq(bumped),
+                     w2_v.eq(w1_v), w2_addr.eq(w1_addr), w2_data.eq(w1_data)]
 
         # Clear sweep (owns the write port while busy).
         clr_addr = Signal(self.bin_bits)
@@ -332,13 +357,13 @@ class ChannelStats(wiring.Component):
             with m.If(clr_addr == self.n_bins - 1):
                 m.d.sync += self.busy.eq(0)
         with m.Else():
-            m.d.comb += [wr.en.eq(s4_v), wr.addr.eq(s4_addr), wr.data.eq(bumped)]
+            m.d.comb += [wr.en.eq(s5_v), wr.addr.eq(s5_addr), wr.data.eq(bumped)]
 
         with m.If(clear):
             m.d.sync += [
                 self.busy.eq(1), clr_addr.eq(0),
-                stash_v.eq(0), p1_v.eq(0), sq_v.eq(0), sq_hi.eq(0), s2_v.eq(0),
-                s3_v.eq(0), s4_v.eq(0), s5_v.eq(0),
+                stash_v.eq(0), p1_v.eq(0), pp_v.eq(0), sq_v.eq(0), sq_hi.eq(0), s2_v.eq(0),
+                s3_v.eq(0), s4_v.eq(0), s5_v.eq(0), w1_v.eq(0), w2_v.eq(0),
                 self.answered.eq(0), self.underflow.eq(0), self.overflow.eq(0),
                 self.lat_min.eq(0xFFFF_FFFF), self.lat_max.eq(0),
                 self.comp_min.eq(0xFFFF_FFFF), self.comp_max.eq(0),

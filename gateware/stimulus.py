@@ -32,7 +32,8 @@ class StimulusGenerator(wiring.Component):
     -------
     period, high, count, jitter, offset, seed : In(32)
         Settings in ticks (``count`` in pulses, 0 = until ``stop``). Sampled while
-        running; the host changes them only while stopped. Needs ``1 <= high < period``
+        running through registers (``period - 1``, the jitter mask, ...), so a change
+        takes effect one cycle later; the host changes them only while stopped. Needs ``1 <= high < period``
         and ``offset + high < period`` (the host checks).
     stim1_en : In(1)
     start : In(1)
@@ -77,7 +78,16 @@ class StimulusGenerator(wiring.Component):
         smear = self.jitter
         for s in (1, 2, 4, 8, 16):
             smear = smear | (smear >> s)
-        m.d.comb += mask.eq(smear)
+        m.d.sync += mask.eq(smear)
+
+        # Settings derived once per cycle, off the pulse logic's paths.
+        period_m1, high_m1, offset_m1, count_m1 = (Signal(32, name=n) for n in
+                                                   ("period_m1", "high_m1", "offset_m1",
+                                                    "count_m1"))
+        offset_z, count_nz = Signal(), Signal()
+        m.d.sync += [period_m1.eq(self.period - 1), high_m1.eq(self.high - 1),
+                     offset_m1.eq(self.offset - 1), count_m1.eq(self.count - 1),
+                     offset_z.eq(self.offset == 0), count_nz.eq(self.count != 0)]
         lfsr_next = Signal(32)
         m.d.comb += lfsr_next.eq(Cat(lfsr[1:], 0) ^ (LFSR_TAPS * lfsr[0]))
         r_next = Signal(32)
@@ -104,18 +114,18 @@ class StimulusGenerator(wiring.Component):
         with m.Elif(rise):
             m.d.sync += [
                 self.stim0.eq(1),
-                hcnt0.eq(self.high - 1),
-                to_rise.eq(self.period + r_next - 1),
+                hcnt0.eq(high_m1),
+                to_rise.eq(period_m1 + r_next),
                 r_valid.eq(0),
                 self.pulses.eq(self.pulses + 1),
             ]
-            with m.If(self.stop | ((self.count != 0) & (self.pulses + 1 == self.count))):
+            with m.If(self.stop | (count_nz & (self.pulses == count_m1))):
                 m.d.sync += issuing.eq(0)
             with m.If(self.stim1_en):
-                with m.If(self.offset == 0):
-                    m.d.sync += [self.stim1.eq(1), hcnt1.eq(self.high - 1)]
+                with m.If(offset_z):
+                    m.d.sync += [self.stim1.eq(1), hcnt1.eq(high_m1)]
                 with m.Else():
-                    m.d.sync += [o_pending.eq(1), ocnt.eq(self.offset - 1)]
+                    m.d.sync += [o_pending.eq(1), ocnt.eq(offset_m1)]
         with m.Else():
             with m.If(issuing & (to_rise != 0)):
                 m.d.sync += to_rise.eq(to_rise - 1)
@@ -130,10 +140,10 @@ class StimulusGenerator(wiring.Component):
 
         with m.If(o_pending & ~rise):
             with m.If(ocnt == 0):
-                m.d.sync += [o_pending.eq(0), self.stim1.eq(1), hcnt1.eq(self.high - 1)]
+                m.d.sync += [o_pending.eq(0), self.stim1.eq(1), hcnt1.eq(high_m1)]
             with m.Else():
                 m.d.sync += ocnt.eq(ocnt - 1)
-        with m.If(self.stim1 & ~(o_pending & (ocnt == 0)) & ~(rise & self.stim1_en & (self.offset == 0))):
+        with m.If(self.stim1 & ~(o_pending & (ocnt == 0)) & ~(rise & self.stim1_en & offset_z)):
             with m.If(hcnt1 == 0):
                 m.d.sync += self.stim1.eq(0)
             with m.Else():

@@ -72,6 +72,8 @@ class Rig(wiring.Component):
         Build the model target in.
     fifo_depth : int
         Depth of the event and latency record FIFOs.
+    with_stats : bool
+        Build the on-chip statistics in (``STAT_INFO`` reads 0 without them).
 
     Members
     -------
@@ -84,12 +86,13 @@ class Rig(wiring.Component):
     """
 
     def __init__(self, clk_freq=100_000_000, baud=3_000_000, board=0, with_model=True,
-                 fifo_depth=512, with_soc=False, soc_firmware=b""):
+                 fifo_depth=512, with_soc=False, soc_firmware=b"", with_stats=True):
         self.clk_freq = clk_freq
         self.baud = baud
         self.board = board
         self.with_model = with_model
         self.fifo_depth = fifo_depth
+        self.with_stats = with_stats
         self.with_soc = with_soc          # the reference SoC target, clock domain "soc"
         self.soc_firmware = soc_firmware  # its RAM image (raw .bin bytes or a path)
         members = {
@@ -139,8 +142,7 @@ class Rig(wiring.Component):
 
         # Stimulus
         m.submodules.stim = stim = StimulusGenerator()
-        ctrl_write = Signal()
-        m.d.comb += ctrl_write.eq(regs.w_en & (regs.addr == 0x020))
+        ctrl_write = regs.wrote["STIM_CTRL"]
         m.d.comb += [
             stim.period.eq(rw["STIM_PERIOD"]),
             stim.high.eq(rw["STIM_HIGH"]),
@@ -149,8 +151,8 @@ class Rig(wiring.Component):
             stim.offset.eq(rw["STIM1_OFFSET"]),
             stim.seed.eq(rw["STIM_SEED"]),
             stim.stim1_en.eq(rw["STIM_CTRL"][1]),
-            stim.start.eq(ctrl_write & regs.w_data[0]),
-            stim.stop.eq(ctrl_write & ~regs.w_data[0]),
+            stim.start.eq(ctrl_write & regs.w_value[0]),
+            stim.stop.eq(ctrl_write & ~regs.w_value[0]),
             ro["STIM_PULSES"].eq(stim.pulses),
             ro["STIM_STATUS"].eq(stim.running),
             self.stim0.eq(stim.stim0),
@@ -180,10 +182,13 @@ class Rig(wiring.Component):
                 }
                 for port, reg in params.items():
                     m.d.comb += getattr(model, port).eq(rw[reg])
+                # Registered: the reset fans out over the whole model.
+                model_reset = Signal(init=1)
+                m.d.sync += model_reset.eq(rw["MODEL_CTRL"][0] | (sel != Target.MODEL))
                 m.d.comb += [
                     model.irq.eq(stim.stim0),
                     model.load_en.eq(rw["LOAD_EN"][0]),
-                    model.reset.eq(rw["MODEL_CTRL"][0] | (sel != Target.MODEL)),
+                    model.reset.eq(model_reset),
                     model.app_enable.eq(rw["MODEL_CTRL"][1]),
                     ro["TRUTH_OVERFLOW"].eq(model.truth_overflow),
                 ]
@@ -262,7 +267,7 @@ class Rig(wiring.Component):
 
         # Latency matching
         pulse_idx = Signal(32)
-        with m.If(clear | (ctrl_write & regs.w_data[0] & ~stim.running)):
+        with m.If(clear | (ctrl_write & regs.w_value[0] & ~stim.running)):
             m.d.sync += pulse_idx.eq(0)
         with m.Elif(edges.rise[stim0_bit]):
             m.d.sync += pulse_idx.eq(pulse_idx + 1)
@@ -305,46 +310,48 @@ class Rig(wiring.Component):
         # the LATENCY stream is off, and their records reach the stream only while it is
         # on. These assignments override the matcher enables and merger strobes made
         # above (last assignment wins); with STAT_CTRL = 0 the rig behaves as before.
-        from .stats import Statistics
-        m.submodules.stats = stats = Statistics()
-        stat_on = rw["STAT_CTRL"][0]
-        for ch in range(N_LATENCY_CHANNELS):
-            mt = m.submodules[f"match{ch}"]
+        if self.with_stats:
+            from .stats import Statistics
+            m.submodules.stats = stats = Statistics()
+            stat_on = rw["STAT_CTRL"][0]
+            for ch in range(N_LATENCY_CHANNELS):
+                mt = m.submodules[f"match{ch}"]
+                m.d.comb += [
+                    mt.enable.eq((lat_on | stat_on) & rw["LAT_CH_EN"][ch]),
+                    lat_merge.valid[2 * ch].eq(mt.rec_a_valid & lat_on),
+                    lat_merge.valid[2 * ch + 1].eq(mt.rec_b_valid & lat_on),
+                    stats.rec_a_valid[ch].eq(mt.rec_a_valid),
+                    stats.rec_a[ch].eq(mt.rec_a),
+                    stats.rec_b_valid[ch].eq(mt.rec_b_valid),
+                    stats.rec_b[ch].eq(mt.rec_b),
+                ]
             m.d.comb += [
-                mt.enable.eq((lat_on | stat_on) & rw["LAT_CH_EN"][ch]),
-                lat_merge.valid[2 * ch].eq(mt.rec_a_valid & lat_on),
-                lat_merge.valid[2 * ch + 1].eq(mt.rec_b_valid & lat_on),
-                stats.rec_a_valid[ch].eq(mt.rec_a_valid),
-                stats.rec_a[ch].eq(mt.rec_a),
-                stats.rec_b_valid[ch].eq(mt.rec_b_valid),
-                stats.rec_b[ch].eq(mt.rec_b),
+                stats.enable.eq(stat_on),
+                stats.clear.eq(clear),
+                stats.bin_shift.eq(rw["STAT_BIN_SHIFT"]),
+                stats.bin_offset.eq(rw["STAT_BIN_OFFSET"]),
+                stats.stat_sel_we.eq(strobe["STAT_SEL"]),
+                stats.hist_sel_we.eq(strobe["HIST_SEL"]),
+                stats.sel_data.eq(regs.w_value),
+                stats.stat_rd.eq(regs.read_strobe["STAT_DATA"]),
+                stats.hist_rd.eq(regs.read_strobe["HIST_DATA"]),
+                ro["STAT_INFO"].eq(stats.info),
+                ro["STAT_STATUS"].eq(stats.status),
+                ro["STAT_DROPS"].eq(stats.drops),
+                ro["STAT_DATA"].eq(stats.stat_data),
+                ro["HIST_DATA"].eq(stats.hist_data),
+                stats.hb_edge.eq(edges.rise[2] | edges.fall[2]),
+                stats.running.eq(stim.running),
+                stats.hb_window.eq(rw["HB_WINDOW"]),
+                ro["HB_LAST"].eq(stats.hb_last),
+                ro["HB_MIN"].eq(stats.hb_min),
+                ro["HB_MAX"].eq(stats.hb_max),
+                ro["HB_WINDOWS"].eq(stats.hb_windows),
             ]
-        m.d.comb += [
-            stats.enable.eq(stat_on),
-            stats.clear.eq(clear),
-            stats.bin_shift.eq(rw["STAT_BIN_SHIFT"]),
-            stats.bin_offset.eq(rw["STAT_BIN_OFFSET"]),
-            stats.stat_sel_we.eq(strobe["STAT_SEL"]),
-            stats.hist_sel_we.eq(strobe["HIST_SEL"]),
-            stats.sel_data.eq(regs.w_data),
-            stats.stat_rd.eq(regs.read_strobe["STAT_DATA"]),
-            stats.hist_rd.eq(regs.read_strobe["HIST_DATA"]),
-            ro["STAT_INFO"].eq(stats.info),
-            ro["STAT_STATUS"].eq(stats.status),
-            ro["STAT_DROPS"].eq(stats.drops),
-            ro["STAT_DATA"].eq(stats.stat_data),
-            ro["HIST_DATA"].eq(stats.hist_data),
-            stats.hb_edge.eq(edges.rise[2] | edges.fall[2]),
-            stats.running.eq(stim.running),
-            stats.hb_window.eq(rw["HB_WINDOW"]),
-            ro["HB_LAST"].eq(stats.hb_last),
-            ro["HB_MIN"].eq(stats.hb_min),
-            ro["HB_MAX"].eq(stats.hb_max),
-            ro["HB_WINDOWS"].eq(stats.hb_windows),
-        ]
         # ---- end of on-chip statistics ---------------------------------------------------
 
         # Host link
+        rx_errors = Signal(32)
         m.submodules.rx = rx = UARTRx(divisor)
         m.submodules.rx_fifo = rx_fifo = fifo.SyncFIFO(width=8, depth=16)
         m.submodules.prx = prx = PacketRx()
@@ -359,7 +366,7 @@ class Rig(wiring.Component):
             prx.bytes_in.valid.eq(rx_fifo.r_rdy),
             rx_fifo.r_en.eq(prx.bytes_in.ready),
             prx.clear.eq(clear),
-            ro["RX_ERRORS"].eq(prx.errors + rx.errors),
+            ro["RX_ERRORS"].eq(rx_errors),
             regs.addr.eq(cmdu.addr),
             regs.w_en.eq(cmdu.w_en),
             regs.w_data.eq(cmdu.w_data),
@@ -367,6 +374,7 @@ class Rig(wiring.Component):
             cmdu.r_data.eq(regs.r_data),
         ]
         connect(m, prx.cmd, cmdu.cmd)
+        m.d.sync += rx_errors.eq(prx.errors + rx.errors)
 
         sources = [
             cmdu.resp,

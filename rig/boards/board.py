@@ -57,6 +57,8 @@ class Board:
         Rig event/latency FIFO depth.
     with_model : bool
         Build the model target in (the board's self-test target).
+    with_stats : bool
+        Build the on-chip statistics in.
     programmer : callable
         ``programmer(bitstream_path) -> list[str]``: the command that loads the bitstream.
     bitstream_ext : str
@@ -73,6 +75,7 @@ class Board:
     uart: tuple = ("uart", 0)
     fifo_depth: int = 512
     with_model: bool = True
+    with_stats: bool = True
     baud: int = 3_000_000
     programmer: object = None
     bitstream_ext: str = "bit"
@@ -87,7 +90,8 @@ class Board:
     def rig(self):
         """The :class:`Rig` configured for this board."""
         return Rig(clk_freq=self.clk_freq, baud=self.baud, board=self.code,
-                   with_model=self.with_model, fifo_depth=self.fifo_depth)
+                   with_model=self.with_model, fifo_depth=self.fifo_depth,
+                   with_stats=self.with_stats)
 
 
 class BoardTop(Elaboratable):

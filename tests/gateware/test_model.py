@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from rtrig.gateware.model import ModelTarget, TruthChannel
+from rtrig.gateware.model import PARAM_SETTLE, ModelTarget, TruthChannel
 from rtrig.host.model_ref import ModelParams, periodic_edges, simulate
 
 
@@ -61,7 +61,7 @@ def run_model(params, edges, *, high=1, load=False, cycles, hb_cycles=None, read
         ctx.set(dut.load_en, int(load))
         ctx.set(dut.truth.ready, 1)
         ctx.set(dut.reset, 1)
-        await ctx.tick()
+        await ctx.tick().repeat(PARAM_SETTLE)      # parameters settle while in reset
         ctx.set(dut.reset, 0)
         prev = {"isr": 0, "app": 0, "hb": 0}
         for k in range(cycles + 1):
@@ -318,7 +318,7 @@ def test_soft_reset_mid_run():
             ctx.set(getattr(dut, name), value)
         ctx.set(dut.truth.ready, 1)
         ctx.set(dut.reset, 1)
-        await ctx.tick()
+        await ctx.tick().repeat(PARAM_SETTLE)      # parameters settle while in reset
         ctx.set(dut.reset, 0)
         ctx.set(dut.irq, 1)
         await ctx.tick().repeat(10)
