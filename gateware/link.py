@@ -140,7 +140,8 @@ class CommandUnit(wiring.Component):
     resp : Out(stream.Signature(TxPacket))
         WRITE_ACK / READ_DATA packets (payload: req_seq, addr, value).
     addr, w_en, w_data, r_en : Out
-        Register file port; ``r_data`` is valid the second cycle after ``r_en``.
+        Register file port; ``addr`` is held from the cycle before ``w_en`` / ``r_en``
+        to the cycle after; ``r_data`` is valid the second cycle after ``r_en``.
     r_data : In(32)
     """
 
@@ -173,7 +174,8 @@ class CommandUnit(wiring.Component):
                         m.next = "WRITE"
                     with m.Else():
                         m.d.sync += remaining.eq(self.cmd.payload.value[:16])
-                        m.next = "READ"
+                        # (through SETTLE: the register file decodes addr a cycle ahead)
+                        m.next = "SETTLE"
             with m.State("WRITE"):
                 m.d.comb += self.w_en.eq(1)
                 m.d.sync += [value.eq(c.value), rtype.eq(PacketType.WRITE_ACK)]
@@ -200,7 +202,8 @@ class CommandUnit(wiring.Component):
                         m.next = "IDLE"
             with m.State("SETTLE"):
                 # One spare cycle so a read side effect (address auto-increment of a
-                # memory window) settles before the next read of the same address.
+                # memory window) settles before the next read of the same address, and
+                # the register file's address decode follows a new address.
                 m.next = "READ"
         return m
 

@@ -137,6 +137,14 @@ class ModelTarget(wiring.Component):
         hb_work = at_least_1("eff_hb_work", self.heartbeat_work)
         tick_service = at_least_1("eff_tick_service", self.tick_service)
         ts_is1, ts_m1 = Signal(), Signal(32)
+        # "counter == 1" is kept as a flag next to each counter (set with every load), so
+        # no 32-bit compare sits on the decision paths; these are the flags' load values.
+        svc_is1, wake_is1, asvc_is1, quantum_is1, hb_is1, ts_is2 = (
+            Signal(name=n) for n in ("svc_is1", "wake_is1", "asvc_is1", "quantum_is1",
+                                     "hb_is1", "ts_is2"))
+        m.d.sync += [svc_is1.eq(self.isr_service <= 1), wake_is1.eq(self.app_wake <= 1),
+                     asvc_is1.eq(self.app_service <= 1), quantum_is1.eq(self.load_quantum <= 1),
+                     hb_is1.eq(self.heartbeat_work <= 1), ts_is2.eq(self.tick_service == 2)]
         tp_nz, tp_z, tp_is1, tp_m1 = Signal(), Signal(), Signal(), Signal(32)
         j1, ie = Signal(33), Signal(32)
         m.d.sync += [
@@ -162,6 +170,8 @@ class ModelTarget(wiring.Component):
         entry = Signal(34)
         kind = Signal(2)          # interrupt-level activity
         r = Signal(32)            # its remaining ticks, counting the current one
+        r_is1, app_r_is1, q_is1, h_is1 = (Signal(name=n) for n in
+                                          ("r_is1", "app_r_is1", "q_is1", "h_is1"))
         isr_pulse = Signal(32)
         isr_t0 = Signal(32)
         isr_lat = Signal(32)
@@ -234,8 +244,8 @@ class ModelTarget(wiring.Component):
             fire.eq(tp_nz & tz),
             free.eq(kind == _NONE),
             take_irq.eq(free & (pend | edge)),
-            take_tick.eq(free & ~(pend | edge) & (tick_pend | fire)),
-            thread.eq(free & ~take_irq & ~take_tick),
+            take_tick.eq(free & ~pend & ~edge & (tick_pend | fire)),
+            thread.eq(free & ~pend & ~edge & ~tick_pend & ~fire),
             load_runs.eq(thread & self.load_en & turn_load),
             app_runs.eq(thread & (app_phase != _APP_IDLE) & ~load_runs),
         ]
@@ -282,9 +292,9 @@ class ModelTarget(wiring.Component):
         app_end = Signal()     # last APP service tick
         m.d.comb += [
             lost.eq(edge & pend & ~take_irq),
-            isr_end.eq((kind == _ISR_SERVICE) & (r == 1)),
+            isr_end.eq((kind == _ISR_SERVICE) & r_is1),
             ev_lost.eq(isr_end & self.app_enable & (app_phase != _APP_IDLE) & ev),
-            app_end.eq(app_runs & (app_phase == _APP_SERVICE) & (app_r == 1)),
+            app_end.eq(app_runs & (app_phase == _APP_SERVICE) & app_r_is1),
         ]
 
         overflow_inc = Signal(3)
@@ -304,6 +314,7 @@ class ModelTarget(wiring.Component):
                 entry.eq(entry_seed), advanced.eq(0),
                 kind.eq(_NONE), app_phase.eq(_APP_IDLE), ev.eq(0),
                 turn_load.eq(1), q.eq(quantum), h.eq(hb_work), hb.eq(0),
+                q_is1.eq(quantum_is1), h_is1.eq(hb_is1),
                 a_isr.eq(0), a_app.eq(0), b_isr.eq(0), b_app.eq(0), c_app.eq(0),
                 self.truth_overflow.eq(0), overflow_q.eq(0),
             ]
@@ -339,10 +350,10 @@ class ModelTarget(wiring.Component):
                 with m.If(pend & edge):
                     m.d.sync += [pend_pulse.eq(npulse), pend_t0.eq(now)]
                 with m.If(entry <= 1):
-                    m.d.sync += [kind.eq(_ISR_SERVICE), r.eq(isr_service),
+                    m.d.sync += [kind.eq(_ISR_SERVICE), r.eq(isr_service), r_is1.eq(svc_is1),
                                  isr_lat.eq(now1 - taken_t0)]
                 with m.Else():
-                    m.d.sync += [kind.eq(_ISR_ENTRY), r.eq(entry - 1)]
+                    m.d.sync += [kind.eq(_ISR_ENTRY), r.eq(entry - 1), r_is1.eq(entry == 2)]
             with m.Elif(edge & ~pend):
                 m.d.sync += [pend.eq(1), pend_pulse.eq(npulse), pend_t0.eq(now)]
 
@@ -351,22 +362,24 @@ class ModelTarget(wiring.Component):
                 with m.If(ts_is1):
                     m.d.sync += kind.eq(_NONE)
                 with m.Else():
-                    m.d.sync += [kind.eq(_TICK), r.eq(ts_m1)]
+                    m.d.sync += [kind.eq(_TICK), r.eq(ts_m1), r_is1.eq(ts_is2)]
             with m.Elif(fire):
                 m.d.sync += tick_pend.eq(1)
 
             # interrupt work in progress (runs to completion, never nested)
             with m.If(~free):
-                with m.If(r == 1):
+                with m.If(r_is1):
                     with m.Switch(kind):
                         with m.Case(_ISR_ENTRY):
                             m.d.sync += [kind.eq(_ISR_SERVICE), r.eq(isr_service),
+                                         r_is1.eq(svc_is1),
                                          isr_lat.eq(now1 - isr_t0)]
                         with m.Case(_ISR_SERVICE):
                             m.d.sync += kind.eq(_NONE)
                             with m.If(self.app_enable):
                                 with m.If(app_phase == _APP_IDLE):
                                     m.d.sync += [app_phase.eq(_APP_WAKE), app_r.eq(app_wake),
+                                                 app_r_is1.eq(wake_is1),
                                                  app_pulse.eq(isr_pulse), app_t0.eq(isr_t0)]
                                 with m.Elif(~ev):
                                     m.d.sync += [ev.eq(1), ev_pulse.eq(isr_pulse),
@@ -374,36 +387,39 @@ class ModelTarget(wiring.Component):
                         with m.Case(_TICK):
                             m.d.sync += kind.eq(_NONE)
                 with m.Else():
-                    m.d.sync += r.eq(r - 1)
+                    m.d.sync += [r.eq(r - 1), r_is1.eq(r == 2)]
 
             # LOAD thread
             with m.If(load_runs):
-                with m.If(h == 1):
-                    m.d.sync += [h.eq(hb_work), hb.eq(~hb)]
+                with m.If(h_is1):
+                    m.d.sync += [h.eq(hb_work), h_is1.eq(hb_is1), hb.eq(~hb)]
                 with m.Else():
-                    m.d.sync += h.eq(h - 1)
-                with m.If(q == 1):
-                    m.d.sync += [q.eq(quantum), turn_load.eq(app_phase == _APP_IDLE)]
+                    m.d.sync += [h.eq(h - 1), h_is1.eq(h == 2)]
+                with m.If(q_is1):
+                    m.d.sync += [q.eq(quantum), q_is1.eq(quantum_is1),
+                                 turn_load.eq(app_phase == _APP_IDLE)]
                 with m.Else():
-                    m.d.sync += q.eq(q - 1)
+                    m.d.sync += [q.eq(q - 1), q_is1.eq(q == 2)]
 
             # APP thread
             with m.If(app_runs):
-                with m.If(app_r == 1):
+                with m.If(app_r_is1):
                     with m.If(app_phase == _APP_WAKE):
                         m.d.sync += [app_phase.eq(_APP_SERVICE), app_r.eq(app_service),
+                                     app_r_is1.eq(asvc_is1),
                                      app_lat.eq(now1 - app_t0)]
                     with m.Else():
                         # job done: LOAD gets a fresh quantum; a queued event
                         # starts the next job, which waits for that quantum.
-                        m.d.sync += [turn_load.eq(1), q.eq(quantum)]
+                        m.d.sync += [turn_load.eq(1), q.eq(quantum), q_is1.eq(quantum_is1)]
                         with m.If(ev):
                             m.d.sync += [ev.eq(0), app_phase.eq(_APP_WAKE), app_r.eq(app_wake),
+                                         app_r_is1.eq(wake_is1),
                                          app_pulse.eq(ev_pulse), app_t0.eq(ev_t0)]
                         with m.Else():
                             m.d.sync += app_phase.eq(_APP_IDLE)
                 with m.Else():
-                    m.d.sync += app_r.eq(app_r - 1)
+                    m.d.sync += [app_r.eq(app_r - 1), app_r_is1.eq(app_r == 2)]
 
             # truth records (after the slot clears above, so these win)
             with m.If(lost & a_free):

@@ -1,6 +1,6 @@
 """The register file, generated from the register map in :mod:`rtrig.protocol`."""
 
-from amaranth import Module, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -28,7 +28,9 @@ class RegisterFile(wiring.Component):
     r_en : In(1)
         A read of ``addr`` happens this cycle (the value is the register's value in
         this cycle); ``r_data`` holds it from the second cycle on (the read mux is
-        registered in two levels: 16 registers, then the group of 16).
+        registered in two levels: 16 registers, then the group of 16). The address
+        decode is registered: ``addr`` must be held from the cycle before ``r_en`` and
+        ``w_en``.
         ``read_strobe[name]`` pulses with ``r_en`` (read side effects).
     r_data : Out(32)
     """
@@ -39,9 +41,12 @@ class RegisterFile(wiring.Component):
     r_en: In(1)
     r_data: Out(32)
 
-    def __init__(self, registers=REGISTERS):
+    def __init__(self, registers=REGISTERS, absent=()):
         super().__init__()
         self.registers = registers
+        #: Registers of blocks not built in: they read their map value, writes are
+        #: ignored (no flip-flops).
+        self.absent = frozenset(absent)
         self.rw, self.ro, self.strobe, self.read_strobe = {}, {}, {}, {}
         self.wrote = {}
         #: The value of the write landing this cycle (``w_data`` one cycle late).
@@ -53,62 +58,62 @@ class RegisterFile(wiring.Component):
                 self.ro[r.name] = Signal(32, init=r.reset, name=f"reg_{r.name.lower()}")
             else:
                 self.strobe[r.name] = Signal(name=f"stb_{r.name.lower()}")
-            if r.access is not Access.RO:
+            if r.access is not Access.RO and r.name not in self.absent:
                 self.wrote[r.name] = Signal(name=f"wr_{r.name.lower()}")
             self.read_strobe[r.name] = Signal(name=f"rd_{r.name.lower()}")
 
     def elaborate(self, platform):
         m = Module()
-        with m.Switch(self.addr):
-            for r in self.registers:
-                with m.Case(r.addr):
-                    with m.If(self.r_en):
-                        m.d.comb += self.read_strobe[r.name].eq(1)
+        # Address decode, registered: sel[name] is ``addr == address`` one cycle late.
+        # Writes use it in the cycle after w_en; reads need addr held one cycle before
+        # r_en (the command unit does both).
+        sel = {}
+        for r in self.registers:
+            sel[r.name] = Signal(name=f"sel_{r.name.lower()}")
+            m.d.sync += sel[r.name].eq(self.addr == r.addr)
+        unknown = Signal()
+        m.d.sync += unknown.eq(~_or_all([self.addr == r.addr for r in self.registers]))
+        for r in self.registers:
+            m.d.comb += self.read_strobe[r.name].eq(self.r_en & sel[r.name])
 
-        # Writes: decode registered, the write lands one cycle after w_en.
+        # Writes land one cycle after w_en.
         w_en_q = Signal()
         m.d.sync += [w_en_q.eq(self.w_en), self.w_value.eq(self.w_data)]
         for r in self.registers:
             if r.name not in self.wrote:
                 continue
-            hit = Signal(name=f"hit_{r.name.lower()}")
-            m.d.sync += hit.eq(self.w_en & (self.addr == r.addr))
-            m.d.comb += self.wrote[r.name].eq(w_en_q & hit)
+            m.d.comb += self.wrote[r.name].eq(w_en_q & sel[r.name])
             with m.If(self.wrote[r.name]):
                 if r.name in self.rw:
                     m.d.sync += self.rw[r.name].eq(self.w_value)
                 else:
                     m.d.comb += self.strobe[r.name].eq(1)
 
-        # Read mux, level 1 (in the r_en cycle): one register per group of 16 addresses.
+        # Read mux as AND-OR with the one-hot decode. Level 1 (in the r_en cycle): one
+        # register per group of 16 addresses; level 2 (the next cycle): their OR.
         groups = {}
         for r in self.registers:
-            groups.setdefault(r.addr >> 4, []).append(r)
-        group_q = Signal(len(self.addr) - 4)
-        pending = Signal()
+            if r.name in self.rw or r.name in self.ro:
+                groups.setdefault(r.addr >> 4, []).append(r)
+        pending, unknown_q = Signal(), Signal()
         m.d.sync += pending.eq(self.r_en)
-        level1 = {}
+        level1 = []
+        for g, regs in sorted(groups.items()):
+            v = Signal(32, name=f"rd_group{g}")
+            level1.append(v)
+            terms = [sel[r.name].replicate(32) & (self.rw.get(r.name) if r.name in self.rw
+                                                  else self.ro[r.name]) for r in regs]
+            with m.If(self.r_en):
+                m.d.sync += v.eq(_or_all(terms))
         with m.If(self.r_en):
-            m.d.sync += group_q.eq(self.addr[4:])
-            for g, regs in groups.items():
-                level1[g] = v = Signal(32, name=f"rd_group{g}")
-                with m.Switch(self.addr[:4]):
-                    for r in regs:
-                        with m.Case(r.addr & 0xF):
-                            if r.name in self.rw:
-                                m.d.sync += v.eq(self.rw[r.name])
-                            elif r.name in self.ro:
-                                m.d.sync += v.eq(self.ro[r.name])
-                            else:
-                                m.d.sync += v.eq(0)
-                    with m.Default():
-                        m.d.sync += v.eq(0xDEADBEEF)
-        # Level 2 (the next cycle): the group.
+            m.d.sync += unknown_q.eq(unknown)
         with m.If(pending):
-            with m.Switch(group_q):
-                for g, v in level1.items():
-                    with m.Case(g):
-                        m.d.sync += self.r_data.eq(v)
-                with m.Default():
-                    m.d.sync += self.r_data.eq(0xDEADBEEF)
+            m.d.sync += self.r_data.eq(Mux(unknown_q, 0xDEADBEEF, _or_all(level1)))
         return m
+
+
+def _or_all(values):
+    out = values[0]
+    for v in values[1:]:
+        out = out | v
+    return out

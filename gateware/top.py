@@ -11,7 +11,8 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out, connect
 
-from ..protocol import N_INPUTS, N_LATENCY_CHANNELS, STIM_INPUT, PacketType, Target
+from ..protocol import (N_INPUTS, N_LATENCY_CHANNELS, REGISTERS, STIM_INPUT, PacketType,
+                        Target)
 from .capture import IN_DELAY, EdgeDetector
 from .link import CommandUnit, PacketRx, PacketTx, StreamRoundRobin, TxPacket
 from .loopback import LoopbackTarget
@@ -116,7 +117,13 @@ class Rig(wiring.Component):
         m = Module()
         divisor = self.clk_freq // self.baud
 
-        m.submodules.regs = regs = RegisterFile()
+        absent = []
+        if not self.with_model:
+            absent += [r.name for r in REGISTERS if r.name.startswith("MODEL_")]
+        if not self.with_stats:
+            absent += [r.name for r in REGISTERS if r.name.startswith(("STAT_", "HIST_", "HB_"))
+                       and r.name != "HB_COUNT"]
+        m.submodules.regs = regs = RegisterFile(absent=absent)
         rw, ro, strobe = regs.rw, regs.ro, regs.strobe
         clear = strobe["CLEAR"]
 
@@ -143,6 +150,10 @@ class Rig(wiring.Component):
         # Stimulus
         m.submodules.stim = stim = StimulusGenerator()
         ctrl_write = regs.wrote["STIM_CTRL"]
+        # Start/stop registered once more (off the write decode's path).
+        stim_start, stim_stop = Signal(), Signal()
+        m.d.sync += [stim_start.eq(ctrl_write & regs.w_value[0]),
+                     stim_stop.eq(ctrl_write & ~regs.w_value[0])]
         m.d.comb += [
             stim.period.eq(rw["STIM_PERIOD"]),
             stim.high.eq(rw["STIM_HIGH"]),
@@ -151,8 +162,8 @@ class Rig(wiring.Component):
             stim.offset.eq(rw["STIM1_OFFSET"]),
             stim.seed.eq(rw["STIM_SEED"]),
             stim.stim1_en.eq(rw["STIM_CTRL"][1]),
-            stim.start.eq(ctrl_write & regs.w_value[0]),
-            stim.stop.eq(ctrl_write & ~regs.w_value[0]),
+            stim.start.eq(stim_start),
+            stim.stop.eq(stim_stop),
             ro["STIM_PULSES"].eq(stim.pulses),
             ro["STIM_STATUS"].eq(stim.running),
             self.stim0.eq(stim.stim0),
@@ -267,7 +278,7 @@ class Rig(wiring.Component):
 
         # Latency matching
         pulse_idx = Signal(32)
-        with m.If(clear | (ctrl_write & regs.w_value[0] & ~stim.running)):
+        with m.If(clear | (stim_start & ~stim.running)):
             m.d.sync += pulse_idx.eq(0)
         with m.Elif(edges.rise[stim0_bit]):
             m.d.sync += pulse_idx.eq(pulse_idx + 1)
