@@ -1,6 +1,6 @@
 """Merge record sources that cannot wait into one stream, counting what is lost."""
 
-from amaranth import Module, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -47,18 +47,22 @@ class RecordMerger(wiring.Component):
         held = [Signal(self.shape, name=f"held{i}") for i in range(n)]
         sel = Signal(range(n))
 
+        # The arbiter state twice: ``sel`` (binary) drives the wide payload mux, the
+        # one-hot ``sel_oh`` the control, so the holding registers' enables do not hang
+        # off the mux select's large fanout.
+        sel_oh = Signal(n, init=1)
         taken = Signal(n)
         m.d.comb += [
-            self.out.valid.eq(full.bit_select(sel, 1)),
+            self.out.valid.eq((full & sel_oh).any()),
         ]
         with m.Switch(sel):
             for i in range(n):
                 with m.Case(i):
                     m.d.comb += self.out.payload.eq(held[i])
-        with m.If(self.out.valid & self.out.ready):
-            m.d.comb += taken.eq(1 << sel)
+        m.d.comb += taken.eq(Mux(self.out.ready, full & sel_oh, 0))
         # Move to the next source when the current one has nothing or was just taken.
         with m.If(~self.out.valid | self.out.ready):
+            m.d.sync += sel_oh.eq(sel_oh.rotate_left(1))
             with m.If(sel == n - 1):
                 m.d.sync += sel.eq(0)
             with m.Else():

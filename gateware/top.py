@@ -58,6 +58,15 @@ def _pkt(m, ptype, length, record, src):
     return s
 
 
+def _space(m, f):
+    """A registered ``w_rdy`` for FIFO ``f``: room for two more records (the flag lags
+    the level by one cycle, in which one record may be written). Keeps the FIFO's level
+    compare off the record mergers' holding-register enables; costs two entries."""
+    space = Signal()
+    m.d.sync += space.eq(f.w_level < f.depth - 2)
+    return space
+
+
 class Rig(wiring.Component):
     """The rig top level.
 
@@ -266,8 +275,8 @@ class Rig(wiring.Component):
             width=EventRecord.as_shape().size, depth=self.fifo_depth + 1)
         m.d.comb += [
             ev_fifo.w_data.eq(ev_merge.out.payload),
-            ev_fifo.w_en.eq(ev_merge.out.valid),
-            ev_merge.out.ready.eq(ev_fifo.w_rdy),
+            ev_fifo.w_en.eq(ev_merge.out.valid & ev_merge.out.ready),
+            ev_merge.out.ready.eq(_space(m, ev_fifo)),
             ro["EVT_OVERFLOW"].eq(ev_merge.overflow),
         ]
         evt_count = ro["EVT_RECORDS"]
@@ -306,8 +315,8 @@ class Rig(wiring.Component):
             width=LatencyRecord.as_shape().size, depth=self.fifo_depth + 1)
         m.d.comb += [
             lat_fifo.w_data.eq(lat_merge.out.payload),
-            lat_fifo.w_en.eq(lat_merge.out.valid),
-            lat_merge.out.ready.eq(lat_fifo.w_rdy),
+            lat_fifo.w_en.eq(lat_merge.out.valid & lat_merge.out.ready),
+            lat_merge.out.ready.eq(_space(m, lat_fifo)),
             ro["LAT_OVERFLOW"].eq(lat_merge.overflow),
         ]
         lat_count = ro["LAT_RECORDS"]
