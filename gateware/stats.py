@@ -133,7 +133,8 @@ class ChannelStats(wiring.Component):
     word_sel : In(5)
         Index of the scalar word on ``word`` (see :data:`STAT_WORDS`).
     word : Out(32)
-        The selected word, one cycle after ``word_sel`` (registered).
+        The selected word, two cycles after ``word_sel`` (a mux registered in two
+        levels).
     hist_addr : In(range(n_bins))
         Bin shown on ``hist_data``.
     hist_data : Out(count_width)
@@ -260,13 +261,17 @@ class ChannelStats(wiring.Component):
                 with m.If(comp > self.comp_max):
                     m.d.sync += self.comp_max.eq(comp)
 
-        # Sum of squares: three 16x16 partial products are registered (stage 2), summed
-        # into the square (stage 3: the outer two do not overlap, so one 64-bit adder
+        # Sum of squares: three 16x16 partial products are registered (stage 3), summed
+        # into the square (stage 4: the outer two do not overlap, so one 64-bit adder
         # suffices), then added by a 48+48-bit split accumulator; the carry between the
-        # halves and the upper product bits reach the high half one cycle later (stage 5).
+        # halves and the upper product bits reach the high half one cycle later (stage 6).
+        # (The multiplier operand is registered first: a copy the placer can put next to
+        # the multipliers.)
+        mul_v, mul_in = Signal(), Signal(32)
+        m.d.sync += [mul_v.eq(p1_v), mul_in.eq(lat)]
         pp_v, pp_hh, pp_hl, pp_ll = Signal(), Signal(32), Signal(32), Signal(32)
-        m.d.sync += [pp_v.eq(p1_v), pp_hh.eq(lat[16:] * lat[16:]),
-                     pp_hl.eq(lat[16:] * lat[:16]), pp_ll.eq(lat[:16] * lat[:16])]
+        m.d.sync += [pp_v.eq(mul_v), pp_hh.eq(mul_in[16:] * mul_in[16:]),
+                     pp_hl.eq(mul_in[16:] * mul_in[:16]), pp_ll.eq(mul_in[:16] * mul_in[:16])]
         sq_v, sq = Signal(), Signal(64)
         m.d.sync += [sq_v.eq(pp_v), sq.eq(Cat(pp_ll, pp_hh) + (pp_hl << 17))]
         ss_lo, ss_hi, ss_carry, sq_hi = Signal(48), Signal(48), Signal(), Signal(16)
@@ -362,7 +367,8 @@ class ChannelStats(wiring.Component):
         with m.If(clear):
             m.d.sync += [
                 self.busy.eq(1), clr_addr.eq(0),
-                stash_v.eq(0), p1_v.eq(0), pp_v.eq(0), sq_v.eq(0), sq_hi.eq(0), s2_v.eq(0),
+                stash_v.eq(0), p1_v.eq(0), mul_v.eq(0), pp_v.eq(0), sq_v.eq(0), sq_hi.eq(0),
+                s2_v.eq(0),
                 s3_v.eq(0), s4_v.eq(0), s5_v.eq(0), w1_v.eq(0), w2_v.eq(0),
                 self.answered.eq(0), self.underflow.eq(0), self.overflow.eq(0),
                 self.lat_min.eq(0xFFFF_FFFF), self.lat_max.eq(0),
@@ -381,12 +387,27 @@ class ChannelStats(wiring.Component):
             "underflow": self.underflow, "overflow": self.overflow, "drops": self.drops,
             "incomplete": self.incomplete, "flags": flags,
         }
-        with m.Switch(self.word_sel):
-            for name, (first, n) in STAT_WORDS.items():
-                v = values[name]
-                for i in range(n):
-                    with m.Case(first + i):
-                        m.d.sync += self.word.eq(v[32 * i:32 * (i + 1)])
+        # Two registered levels: eight words per group, then the group.
+        words = {}
+        for name, (first, n) in STAT_WORDS.items():
+            for i in range(n):
+                words[first + i] = values[name][32 * i:32 * (i + 1)]
+        n_groups = (max(words) >> 3) + 1
+        groups = [Signal(32, name=f"word_group{g}") for g in range(n_groups)]
+        group_sel = Signal(2)
+        m.d.sync += group_sel.eq(self.word_sel[3:])
+        for g, reg in enumerate(groups):
+            with m.Switch(self.word_sel[:3]):
+                for k in range(8):
+                    if 8 * g + k in words:
+                        with m.Case(k):
+                            m.d.sync += reg.eq(words[8 * g + k])
+                with m.Default():
+                    m.d.sync += reg.eq(0)
+        with m.Switch(group_sel):
+            for g, reg in enumerate(groups):
+                with m.Case(g):
+                    m.d.sync += self.word.eq(reg)
             with m.Default():
                 m.d.sync += self.word.eq(0)
         return m

@@ -122,11 +122,11 @@ def run_channel(cycles, *, shift=0, offset=0, n_bins=16, enable=None, extra=None
         ctx.set(dut.enable, 0)
         for name in STAT_WORDS:
             got[name] = ctx.get(getattr(dut, name))
-        # The same figures through the word window (one cycle behind word_sel).
+        # The same figures through the word window (two cycles behind word_sel).
         words = []
         for i in range(32):
             ctx.set(dut.word_sel, i)
-            await ctx.tick()
+            await ctx.tick().repeat(2)
             words.append(ctx.get(dut.word))
         got["words"] = words
         bins = []
