@@ -232,34 +232,39 @@ class ChannelStats(wiring.Component):
         with m.Else():
             m.d.sync += p1_v.eq(0)
 
-        # ---- Stage 1: scalar accumulators; first histogram stage (offset).
+        # ---- Stage 1: first histogram stage (offset), the square's operand; stage 2:
+        # scalar accumulators, from a registered copy of the record (the record
+        # register's fanout is large: a copy per use keeps its nets short).
+        acc_v, acc = Signal(), Signal(_Rec)
+        m.d.sync += [acc_v.eq(p1_v), acc.eq(p1)]
         lat, comp = p1.latency, p1.completion
+        a_lat, a_comp = acc.latency, acc.completion
         lat_sum_next = Signal(65)
         comp_sum_next = Signal(65)
-        m.d.comb += [lat_sum_next.eq(self.lat_sum + lat),
-                     comp_sum_next.eq(self.comp_sum + comp)]
+        m.d.comb += [lat_sum_next.eq(self.lat_sum + a_lat),
+                     comp_sum_next.eq(self.comp_sum + a_comp)]
         flags = self.flags
-        with m.If(p1_v):
+        with m.If(acc_v):
             m.d.sync += [
                 self.answered.eq(self.answered + 1),
                 self.lat_sum.eq(lat_sum_next[:64]),
             ]
             with m.If(lat_sum_next[64]):
                 m.d.sync += flags[0].eq(1)
-            with m.If(lat < self.lat_min):
-                m.d.sync += self.lat_min.eq(lat)
-            with m.If(lat > self.lat_max):
-                m.d.sync += self.lat_max.eq(lat)
-            with m.If(p1.incomplete):
+            with m.If(a_lat < self.lat_min):
+                m.d.sync += self.lat_min.eq(a_lat)
+            with m.If(a_lat > self.lat_max):
+                m.d.sync += self.lat_max.eq(a_lat)
+            with m.If(acc.incomplete):
                 m.d.sync += self.incomplete.eq(self.incomplete + 1)
             with m.Else():
                 m.d.sync += self.comp_sum.eq(comp_sum_next[:64])
                 with m.If(comp_sum_next[64]):
                     m.d.sync += flags[2].eq(1)
-                with m.If(comp < self.comp_min):
-                    m.d.sync += self.comp_min.eq(comp)
-                with m.If(comp > self.comp_max):
-                    m.d.sync += self.comp_max.eq(comp)
+                with m.If(a_comp < self.comp_min):
+                    m.d.sync += self.comp_min.eq(a_comp)
+                with m.If(a_comp > self.comp_max):
+                    m.d.sync += self.comp_max.eq(a_comp)
 
         # Sum of squares: three 16x16 partial products are registered (stage 3), summed
         # into the square (stage 4: the outer two do not overlap, so one 64-bit adder
@@ -367,7 +372,7 @@ class ChannelStats(wiring.Component):
         with m.If(clear):
             m.d.sync += [
                 self.busy.eq(1), clr_addr.eq(0),
-                stash_v.eq(0), p1_v.eq(0), mul_v.eq(0), pp_v.eq(0), sq_v.eq(0), sq_hi.eq(0),
+                stash_v.eq(0), p1_v.eq(0), acc_v.eq(0), mul_v.eq(0), pp_v.eq(0), sq_v.eq(0), sq_hi.eq(0),
                 s2_v.eq(0),
                 s3_v.eq(0), s4_v.eq(0), s5_v.eq(0), w1_v.eq(0), w2_v.eq(0),
                 self.answered.eq(0), self.underflow.eq(0), self.overflow.eq(0),
