@@ -56,7 +56,9 @@ BOARDS = [
     Board(
         name="icebreaker", code=3, title="iCEBreaker (iCE40UP5K)",
         platform=RigICEBreakerPlatform, clk_freq=CLK_FREQ, clocking=_clocking,
-        uart=("uart", 0), fifo_depth=256, with_model=True, programmer=_iceprog,
+        # The small rig: no model target, no on-chip statistics (docs/boards.md).
+        uart=("uart", 0), fifo_depth=256, with_model=False, with_stats=False,
+        programmer=_iceprog,
         bitstream_ext="bin",
     ),
 ]

@@ -67,7 +67,9 @@ def _board(name, base, title):
     return Board(
         name=name, code=2, title=title, platform=_platform(base),
         clk_freq=100_000_000, clocking=_clocking, uart=("feather_uart", 0),
-        fifo_depth=512, with_model=True, programmer=_openfpgaloader, bitstream_ext="bit",
+        # As on the ULX3S, the model target is left out (docs/boards.md, "Timing").
+        fifo_depth=512, with_model=False, programmer=_openfpgaloader, bitstream_ext="bit",
+        nextpnr_opts="--router router2",
     )
 
 

@@ -153,13 +153,10 @@ def built(tmp_path_factory):
 #: rather than spending CI time on a known failure; `make bitstream BOARD=…` still
 #: shows the failure. Remove an entry when the Rig gains the option that fixes it.
 KNOWN_ISSUES = {
-    "icebreaker": "the full Rig does not fit the iCE40UP5K (measured 23552/5280 logic "
-                  "cells, 37/30 block RAMs); needs Rig options to leave out the model, "
-                  "statistics and histograms",
-    "ulx3s": "the full Rig misses 100 MHz on the ECP5-6 (placement estimate 53.8 MHz; "
-             "routing does not converge); needs pipelining in the gateware",
-    "orangecrab": "the full Rig misses 100 MHz on ECP5 (measured on the ULX3S: 53.8 MHz "
-                  "estimate; speed grade 8 is ~30 % faster, not enough)",
+    "icebreaker": "the small Rig (no model, no statistics) still does not fit the "
+                  "iCE40UP5K (Yosys: 5338 LUT4 + 5519 FF for 5280 logic cells)",
+    "ulx3s": "the Rig (no model) reaches 89.0 MHz on the ECP5-6, not 100 MHz "
+             "(docs/performance.md, FPGA boards)",
 }
 BUILDABLE = [n for n in DEFAULT_BOARDS if n not in KNOWN_ISSUES]
 
