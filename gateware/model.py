@@ -135,7 +135,7 @@ class ModelTarget(wiring.Component):
         app_service = at_least_1("eff_app_service", self.app_service)
         quantum = at_least_1("eff_quantum", self.load_quantum)
         hb_work = at_least_1("eff_hb_work", self.heartbeat_work)
-        tick_service = at_least_1("eff_tick_service", self.tick_service)
+        at_least_1("eff_tick_service", self.tick_service)
         ts_is1, ts_m1 = Signal(), Signal(32)
         # "counter == 1" is kept as a flag next to each counter (set with every load), so
         # no 32-bit compare sits on the decision paths; these are the flags' load values.

@@ -237,7 +237,7 @@ class ChannelStats(wiring.Component):
         # register's fanout is large: a copy per use keeps its nets short).
         acc_v, acc = Signal(), Signal(_Rec)
         m.d.sync += [acc_v.eq(p1_v), acc.eq(p1)]
-        lat, comp = p1.latency, p1.completion
+        lat = p1.latency
         a_lat, a_comp = acc.latency, acc.completion
         lat_sum_next = Signal(65)
         comp_sum_next = Signal(65)

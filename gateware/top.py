@@ -11,8 +11,7 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out, connect
 
-from ..protocol import (N_INPUTS, N_LATENCY_CHANNELS, REGISTERS, STIM_INPUT, PacketType,
-                        Target)
+from ..protocol import N_INPUTS, N_LATENCY_CHANNELS, REGISTERS, STIM_INPUT, PacketType, Target
 from .capture import IN_DELAY, EdgeDetector
 from .link import CommandUnit, PacketRx, PacketTx, StreamRoundRobin, TxPacket
 from .loopback import LoopbackTarget
@@ -65,6 +64,23 @@ def _space(m, f):
     space = Signal()
     m.d.sync += space.eq(f.w_level < f.depth - 2)
     return space
+
+
+def _record_fifo(m, merger, shape, depth, clear, overflow_reg, count_reg):
+    """The FIFO behind a :class:`RecordMerger`: the merger's drops go to
+    ``overflow_reg``, records written since ``clear`` to ``count_reg``."""
+    q = fifo.SyncFIFOBuffered(width=shape.as_shape().size, depth=depth + 1)
+    m.d.comb += [
+        q.w_data.eq(merger.out.payload),
+        q.w_en.eq(merger.out.valid & merger.out.ready),
+        merger.out.ready.eq(_space(m, q)),
+        overflow_reg.eq(merger.overflow),
+    ]
+    with m.If(clear):
+        m.d.sync += count_reg.eq(0)
+    with m.Elif(q.w_en & q.w_rdy):
+        m.d.sync += count_reg.eq(count_reg + 1)
+    return q
 
 
 class Rig(wiring.Component):
@@ -271,19 +287,9 @@ class Rig(wiring.Component):
                 ev_merge.payload[i].rising.eq(edges.rise[i]),
             ]
         m.d.comb += ev_merge.clear.eq(clear)
-        m.submodules.ev_fifo = ev_fifo = fifo.SyncFIFOBuffered(
-            width=EventRecord.as_shape().size, depth=self.fifo_depth + 1)
-        m.d.comb += [
-            ev_fifo.w_data.eq(ev_merge.out.payload),
-            ev_fifo.w_en.eq(ev_merge.out.valid & ev_merge.out.ready),
-            ev_merge.out.ready.eq(_space(m, ev_fifo)),
-            ro["EVT_OVERFLOW"].eq(ev_merge.overflow),
-        ]
-        evt_count = ro["EVT_RECORDS"]
-        with m.If(clear):
-            m.d.sync += evt_count.eq(0)
-        with m.Elif(ev_fifo.w_en & ev_fifo.w_rdy):
-            m.d.sync += evt_count.eq(evt_count + 1)
+        m.submodules.ev_fifo = ev_fifo = _record_fifo(
+            m, ev_merge, EventRecord, self.fifo_depth, clear,
+            ro["EVT_OVERFLOW"], ro["EVT_RECORDS"])
 
         # Latency matching
         pulse_idx = Signal(32)
@@ -311,19 +317,9 @@ class Rig(wiring.Component):
                 lat_merge.payload[2 * ch + 1].eq(mt.rec_b),
             ]
         m.d.comb += lat_merge.clear.eq(clear)
-        m.submodules.lat_fifo = lat_fifo = fifo.SyncFIFOBuffered(
-            width=LatencyRecord.as_shape().size, depth=self.fifo_depth + 1)
-        m.d.comb += [
-            lat_fifo.w_data.eq(lat_merge.out.payload),
-            lat_fifo.w_en.eq(lat_merge.out.valid & lat_merge.out.ready),
-            lat_merge.out.ready.eq(_space(m, lat_fifo)),
-            ro["LAT_OVERFLOW"].eq(lat_merge.overflow),
-        ]
-        lat_count = ro["LAT_RECORDS"]
-        with m.If(clear):
-            m.d.sync += lat_count.eq(0)
-        with m.Elif(lat_fifo.w_en & lat_fifo.w_rdy):
-            m.d.sync += lat_count.eq(lat_count + 1)
+        m.submodules.lat_fifo = lat_fifo = _record_fifo(
+            m, lat_merge, LatencyRecord, self.fifo_depth, clear,
+            ro["LAT_OVERFLOW"], ro["LAT_RECORDS"])
 
         # ---- On-chip statistics (gateware/stats.py, docs/statistics.md) ---------------
         # With STAT_CTRL bit 0 set, the matchers of the LAT_CH_EN channels run even while
