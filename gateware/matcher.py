@@ -1,6 +1,6 @@
 """Stimulus → response matching: one latency record per pulse and channel."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -53,16 +53,23 @@ class LatencyMatcher(wiring.Component):
         Index of the stimulus pulse whose rising edge is flagged this cycle.
     timeout : In(32)
     rec_a_valid, rec_b_valid : Out(1)
-        One-cycle strobes; up to two records can complete in one cycle. The inputs
-        (edge strobes, ``t``, ``pulse``, ``enable``) and the records are registered:
-        a record appears two cycles after the edge that completes it (its figures are
-        pin times and differences of pin times, so the delay changes none of them).
+        One-cycle strobes; up to two records can complete in one cycle. A record
+        appears three cycles after the edge that completes it (its figures are pin
+        times and differences of pin times, so the delay changes none of them).
     rec_a, rec_b : Out(LatencyRecord)
 
     ``t`` must advance by one per cycle (the :class:`EdgeDetector`'s does): the elapsed
     times ``t - stim_t`` are kept as counters rather than computed by 48-bit
-    subtractions, and the timeout compare is registered one cycle ahead. ``timeout``
-    takes effect two cycles after it changes (the host writes it while stopped).
+    subtractions. ``timeout`` takes effect two cycles after it changes (the host writes
+    it while stopped).
+
+    Structure (for timing at 100 MHz): the inputs are registered; a narrow control
+    part (state, queued flag, timeout flag) decides each cycle what happens; its
+    decisions are registered and applied one cycle later to the wide data part
+    (pulse indices, times, elapsed-time counters, latency), so the decisions' large
+    fan-out starts at flip-flops. The timeout flag, which needs the data part's
+    current elapsed time, computes it from the lagging registers and the pending
+    decisions.
     """
 
     def __init__(self, channel):
@@ -77,40 +84,20 @@ class LatencyMatcher(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        st = Signal(2)
-        cur_p, cur_t, lat = Signal(32), Signal(TIME_WIDTH), Signal(32)
-        nxt_v, nxt_p, nxt_t = Signal(), Signal(32), Signal(TIME_WIDTH)
-        # el_cur = t - cur_t and el_nxt = t - nxt_t (mod 2**48), kept as counters.
-        el_cur, el_nxt = Signal(TIME_WIDTH), Signal(TIME_WIDTH)
-        inc_cur, inc_nxt = Signal(TIME_WIDTH), Signal(TIME_WIDTH)
-        m.d.comb += [inc_cur.eq(el_cur + 1), inc_nxt.eq(el_nxt + 1)]
 
-        # Timeout, registered one cycle ahead: to_cur == (el_cur >= timeout).
-        t_nz, t_le1, t_m1 = Signal(), Signal(), Signal(32)
-        m.d.sync += [t_nz.eq(self.timeout != 0), t_le1.eq(self.timeout <= 1),
-                     t_m1.eq(self.timeout - 1)]
-        ge_cur, ge_nxt = Signal(), Signal()     # el + 1 >= timeout (for timeout >= 1)
-        m.d.comb += [ge_cur.eq((el_cur[32:] != 0) | (el_cur[:32] >= t_m1)),
-                     ge_nxt.eq((el_nxt[32:] != 0) | (el_nxt[:32] >= t_m1))]
-        to_cur = Signal()
-
-        # Input register (the edge strobes, their time and pulse index move together).
+        # ---- input register (edge strobes, their time and pulse index move together)
         stim, in_rise, in_fall = Signal(), Signal(), Signal()
         t_in, pulse_in = Signal(TIME_WIDTH), Signal(32)
         m.d.sync += [stim.eq(self.stim_rise & self.enable), in_rise.eq(self.in_rise),
                      in_fall.eq(self.in_fall), t_in.eq(self.t), pulse_in.eq(self.pulse)]
-        timed_out = Signal()
-        m.d.comb += timed_out.eq(t_nz & to_cur)
 
-        rec_a_valid, rec_b_valid = Signal(), Signal()
-        a, b = Signal(LatencyRecord), Signal(LatencyRecord)
-        m.d.sync += [self.rec_a_valid.eq(rec_a_valid), self.rec_a.eq(a),
-                     self.rec_b_valid.eq(rec_b_valid), self.rec_b.eq(b)]
-        for rec in (a, b):
-            m.d.comb += rec.channel.eq(self.channel)
+        # Timeout thresholds, registered: "x + 1 >= timeout" and "x + 2 >= timeout".
+        t_nz, t_le1, t_le2, t_m2 = Signal(), Signal(), Signal(), Signal(32)
+        m.d.sync += [t_nz.eq(self.timeout != 0), t_le1.eq(self.timeout <= 1),
+                     t_le2.eq(self.timeout <= 2), t_m2.eq(self.timeout - 2)]
 
-        # The three steps of a cycle (below) written out as flat conditions, so the
-        # next state is a few LUT levels from the registers.
+        # ---- control part: state, queued flag, timeout flag (to_cur == el_cur >= timeout)
+        st, nxt_v, to_cur = Signal(2), Signal(), Signal()
         is_idle, is_wr, is_wf = Signal(), Signal(), Signal()
         m.d.comb += [is_idle.eq(st == _IDLE), is_wr.eq(st == _WAIT_RISE),
                      is_wf.eq(st == _WAIT_FALL)]
@@ -120,69 +107,105 @@ class LatencyMatcher(wiring.Component):
         fall_done, to_done, step1, take = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [
             fall_done.eq(is_wf & in_fall),
-            to_done.eq(timed_out & ~stim & is_wr),
+            to_done.eq(t_nz & to_cur & ~stim & is_wr),
             step1.eq(fall_done | to_done),
             take.eq(step1 & nxt_v),
         ]
-        s1_wr, s1_wf, s1_idle, n1v = Signal(), Signal(), Signal(), Signal()
+        s1_wr, s1_wf, s1_idle = Signal(), Signal(), Signal()
         m.d.comb += [
             s1_wr.eq(take | (~step1 & is_wr)),
             s1_wf.eq(~step1 & is_wf),
             s1_idle.eq((step1 & ~nxt_v) | (~step1 & is_idle)),
-            n1v.eq(nxt_v & ~step1),
         ]
-        m.d.comb += [
-            rec_a_valid.eq(step1),
-            a.pulse.eq(cur_p), a.stim_t.eq(cur_t),
-            a.missed.eq(~fall_done),
-            a.latency.eq(Mux(fall_done, lat, 0)),
-            a.completion.eq(Mux(fall_done, el_cur[:32], 0)),
-        ]
-
         # Step 2: a stimulus pulse arrives. Waiting for a rise: the old pulse is missed
         # and the new one replaces it; waiting for a fall: the new one is queued (a
         # queued one already there is missed); idle: the new one becomes current.
-        new_cur, new_nxt = Signal(), Signal()
-        m.d.comb += [new_cur.eq(stim & ~s1_wf), new_nxt.eq(stim & s1_wf)]
+        new_cur, new_nxt, b_valid, s2_wr = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [
-            rec_b_valid.eq(stim & (s1_wr | (s1_wf & nxt_v))),
-            b.missed.eq(1),
-            b.pulse.eq(Mux(take | s1_wf, nxt_p, cur_p)),
-            b.stim_t.eq(Mux(take | s1_wf, nxt_t, cur_t)),
+            new_cur.eq(stim & ~s1_wf),
+            new_nxt.eq(stim & s1_wf),
+            b_valid.eq(stim & (s1_wr | (s1_wf & nxt_v))),
+            s2_wr.eq(s1_wr | (stim & s1_idle)),
         ]
-        s2_wr = Signal()
-        m.d.comb += s2_wr.eq(s1_wr | (stim & s1_idle))
-
         # Step 3: the response rises; latency = t - (current pulse's time).
         rise_ok = Signal()
         m.d.comb += rise_ok.eq(s2_wr & in_rise)
 
-        # Next state.
-        with m.If(rise_ok | s1_wf):
-            m.d.sync += st.eq(_WAIT_FALL)
-        with m.Elif(s2_wr):
-            m.d.sync += st.eq(_WAIT_RISE)
-        with m.Else():
-            m.d.sync += st.eq(_IDLE)
-        with m.If(new_cur):
-            m.d.sync += [cur_p.eq(pulse_in), cur_t.eq(t_in), el_cur.eq(1), to_cur.eq(t_le1)]
-        with m.Elif(take):
-            m.d.sync += [cur_p.eq(nxt_p), cur_t.eq(nxt_t), el_cur.eq(inc_nxt),
-                         to_cur.eq(ge_nxt)]
-        with m.Else():
-            m.d.sync += [el_cur.eq(inc_cur), to_cur.eq(ge_cur)]
-        with m.If(rise_ok):
-            with m.If(new_cur):
-                m.d.sync += lat.eq(0)
-            with m.Elif(take):
-                m.d.sync += lat.eq(el_nxt)
-            with m.Else():
-                m.d.sync += lat.eq(el_cur)
-        m.d.sync += nxt_v.eq(n1v | new_nxt)
-        with m.If(new_nxt):
-            m.d.sync += [nxt_p.eq(pulse_in), nxt_t.eq(t_in), el_nxt.eq(1)]
-        with m.Else():
-            m.d.sync += el_nxt.eq(inc_nxt)
         with m.If(self.clear | ~self.enable):
             m.d.sync += [st.eq(_IDLE), nxt_v.eq(0)]
+        with m.Else():
+            with m.If(rise_ok | s1_wf):
+                m.d.sync += st.eq(_WAIT_FALL)
+            with m.Elif(s2_wr):
+                m.d.sync += st.eq(_WAIT_RISE)
+            with m.Else():
+                m.d.sync += st.eq(_IDLE)
+            m.d.sync += nxt_v.eq((nxt_v & ~step1) | new_nxt)
+
+        # ---- decisions, registered for the data part
+        q_new_cur, q_take, q_new_nxt, q_rise = Signal(), Signal(), Signal(), Signal()
+        q_a, q_fall_done, q_b, q_b_nxt = Signal(), Signal(), Signal(), Signal()
+        q_pulse, q_t = Signal(32), Signal(TIME_WIDTH)
+        m.d.sync += [
+            q_new_cur.eq(new_cur), q_take.eq(take), q_new_nxt.eq(new_nxt), q_rise.eq(rise_ok),
+            q_a.eq(step1), q_fall_done.eq(fall_done),
+            q_b.eq(b_valid), q_b_nxt.eq(take | s1_wf),
+            q_pulse.eq(pulse_in), q_t.eq(t_in),
+        ]
+
+        # ---- data part: one cycle behind the control part
+        # el_cur = t - cur_t and el_nxt = t - nxt_t as counters, 32 bits plus a sticky
+        # overflow bit (only the low 32 bits and "at least 2**32" are ever used).
+        cur_p, cur_t, lat = Signal(32), Signal(TIME_WIDTH), Signal(32)
+        nxt_p, nxt_t = Signal(32), Signal(TIME_WIDTH)
+        el_cur, el_nxt = Signal(33), Signal(33)
+        inc_cur, inc_nxt = Signal(33), Signal(33)
+        for el, inc in ((el_cur, inc_cur), (el_nxt, inc_nxt)):
+            s = Signal(33)
+            m.d.comb += [s.eq(el[:32] + 1), inc.eq(Cat(s[:32], s[32] | el[32]))]
+        with m.If(q_new_cur):
+            m.d.sync += [cur_p.eq(q_pulse), cur_t.eq(q_t), el_cur.eq(1)]
+        with m.Elif(q_take):
+            m.d.sync += [cur_p.eq(nxt_p), cur_t.eq(nxt_t), el_cur.eq(inc_nxt)]
+        with m.Else():
+            m.d.sync += el_cur.eq(inc_cur)
+        with m.If(q_rise):
+            with m.If(q_new_cur):
+                m.d.sync += lat.eq(0)
+            with m.Elif(q_take):
+                m.d.sync += lat.eq(el_nxt[:32])
+            with m.Else():
+                m.d.sync += lat.eq(el_cur[:32])
+        with m.If(q_new_nxt):
+            m.d.sync += [nxt_p.eq(q_pulse), nxt_t.eq(q_t), el_nxt.eq(1)]
+        with m.Else():
+            m.d.sync += el_nxt.eq(inc_nxt)
+
+        # The timeout flag of the next cycle. The control part's "current" el values
+        # are the data part's after the pending decisions: el + 1 for a kept pulse, 1
+        # for a new one; so "current el + 1 >= timeout" is "lagging el + 2 >= timeout"
+        # or "2 >= timeout".
+        gx_cur, gx_nxt, ge_cur, ge_nxt = Signal(), Signal(), Signal(), Signal()
+        m.d.comb += [
+            gx_cur.eq(t_le2 | el_cur[32] | (el_cur[:32] >= t_m2)),
+            gx_nxt.eq(t_le2 | el_nxt[32] | (el_nxt[:32] >= t_m2)),
+            ge_cur.eq(Mux(q_new_cur, t_le2, Mux(q_take, gx_nxt, gx_cur))),
+            ge_nxt.eq(Mux(q_new_nxt, t_le2, gx_nxt)),
+        ]
+        m.d.sync += to_cur.eq(Mux(new_cur, t_le1, Mux(take, ge_nxt, ge_cur)))
+
+        # ---- records, from the data part and the registered decisions
+        a, b = Signal(LatencyRecord), Signal(LatencyRecord)
+        m.d.comb += [
+            a.channel.eq(self.channel), b.channel.eq(self.channel),
+            a.pulse.eq(cur_p), a.stim_t.eq(cur_t),
+            a.missed.eq(~q_fall_done),
+            a.latency.eq(Mux(q_fall_done, lat, 0)),
+            a.completion.eq(Mux(q_fall_done, el_cur[:32], 0)),
+            b.missed.eq(1),
+            b.pulse.eq(Mux(q_b_nxt, nxt_p, cur_p)),
+            b.stim_t.eq(Mux(q_b_nxt, nxt_t, cur_t)),
+        ]
+        m.d.sync += [self.rec_a_valid.eq(q_a), self.rec_a.eq(a),
+                     self.rec_b_valid.eq(q_b), self.rec_b.eq(b)]
         return m

@@ -71,8 +71,9 @@ class RegisterFile(wiring.Component):
         for r in self.registers:
             sel[r.name] = Signal(name=f"sel_{r.name.lower()}")
             m.d.sync += sel[r.name].eq(self.addr == r.addr)
+        # No register at ``addr``: from the registered decode, in the r_en cycle.
         unknown = Signal()
-        m.d.sync += unknown.eq(~_or_all([self.addr == r.addr for r in self.registers]))
+        m.d.comb += unknown.eq(~_or_all(list(sel.values())))
         for r in self.registers:
             m.d.comb += self.read_strobe[r.name].eq(self.r_en & sel[r.name])
 
