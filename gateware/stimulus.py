@@ -65,12 +65,14 @@ class StimulusGenerator(wiring.Component):
     def elaborate(self, platform):
         m = Module()
 
+        # The counters run down to -1 and are tested by their sign bit (bit 32), not by
+        # a 32-bit compare with zero: each decision is one LUT from its flip-flops.
         issuing = Signal()        # may still issue rising edges
-        to_rise = Signal(32)      # ticks until the next STIM0 rising edge decision
-        hcnt0 = Signal(32)
-        hcnt1 = Signal(32)
+        to_rise = Signal(33)      # ticks until the next STIM0 rising edge, minus one
+        hcnt0 = Signal(33)
+        hcnt1 = Signal(33)
         o_pending = Signal()
-        ocnt = Signal(32)
+        ocnt = Signal(33)
 
         # Jitter: draw the next extra delay ahead of time by rejection sampling.
         lfsr = Signal(32, init=1)
@@ -80,13 +82,14 @@ class StimulusGenerator(wiring.Component):
             smear = smear | (smear >> s)
         m.d.sync += mask.eq(smear)
 
-        # Settings derived once per cycle, off the pulse logic's paths.
-        period_m1, high_m1, offset_m1, count_m1 = (Signal(32, name=n) for n in
-                                                   ("period_m1", "high_m1", "offset_m1",
-                                                    "count_m1"))
+        # Settings derived once per cycle, off the pulse logic's paths (33 bits: a
+        # setting of 1 gives -1).
+        period_m2, high_m2, offset_m2 = (Signal(33, name=n) for n in
+                                         ("period_m2", "high_m2", "offset_m2"))
+        count_m1 = Signal(32)
         offset_z, count_nz = Signal(), Signal()
-        m.d.sync += [period_m1.eq(self.period - 1), high_m1.eq(self.high - 1),
-                     offset_m1.eq(self.offset - 1), count_m1.eq(self.count - 1),
+        m.d.sync += [period_m2.eq(self.period - 2), high_m2.eq(self.high - 2),
+                     offset_m2.eq(self.offset - 2), count_m1.eq(self.count - 1),
                      offset_z.eq(self.offset == 0), count_nz.eq(self.count != 0)]
         lfsr_next = Signal(32)
         m.d.comb += lfsr_next.eq(Cat(lfsr[1:], 0) ^ (LFSR_TAPS * lfsr[0]))
@@ -100,12 +103,14 @@ class StimulusGenerator(wiring.Component):
                 m.d.sync += [r_next.eq(cand), r_valid.eq(1)]
 
         rise = Signal()
-        m.d.comb += rise.eq(issuing & (to_rise == 0))
+        m.d.comb += rise.eq(issuing & to_rise[32])
+        last = Signal()           # this rise is the last one (count reached)
+        m.d.comb += last.eq(count_nz & (self.pulses == count_m1))
 
         with m.If(self.start & ~self.running):
             m.d.sync += [
                 issuing.eq(1),
-                to_rise.eq(0),
+                to_rise.eq(-1),
                 self.pulses.eq(0),
                 lfsr.eq(self.seed),
                 r_valid.eq(0),
@@ -114,37 +119,37 @@ class StimulusGenerator(wiring.Component):
         with m.Elif(rise):
             m.d.sync += [
                 self.stim0.eq(1),
-                hcnt0.eq(high_m1),
-                to_rise.eq(period_m1 + r_next),
+                hcnt0.eq(high_m2),
+                to_rise.eq(period_m2 + r_next),
                 r_valid.eq(0),
                 self.pulses.eq(self.pulses + 1),
             ]
-            with m.If(self.stop | (count_nz & (self.pulses == count_m1))):
+            with m.If(self.stop | last):
                 m.d.sync += issuing.eq(0)
             with m.If(self.stim1_en):
                 with m.If(offset_z):
-                    m.d.sync += [self.stim1.eq(1), hcnt1.eq(high_m1)]
+                    m.d.sync += [self.stim1.eq(1), hcnt1.eq(high_m2)]
                 with m.Else():
-                    m.d.sync += [o_pending.eq(1), ocnt.eq(offset_m1)]
+                    m.d.sync += [o_pending.eq(1), ocnt.eq(offset_m2)]
         with m.Else():
-            with m.If(issuing & (to_rise != 0)):
+            with m.If(issuing & ~to_rise[32]):
                 m.d.sync += to_rise.eq(to_rise - 1)
             with m.If(self.stop):
                 m.d.sync += issuing.eq(0)
 
         with m.If(self.stim0 & ~rise):
-            with m.If(hcnt0 == 0):
+            with m.If(hcnt0[32]):
                 m.d.sync += self.stim0.eq(0)
             with m.Else():
                 m.d.sync += hcnt0.eq(hcnt0 - 1)
 
         with m.If(o_pending & ~rise):
-            with m.If(ocnt == 0):
-                m.d.sync += [o_pending.eq(0), self.stim1.eq(1), hcnt1.eq(high_m1)]
+            with m.If(ocnt[32]):
+                m.d.sync += [o_pending.eq(0), self.stim1.eq(1), hcnt1.eq(high_m2)]
             with m.Else():
                 m.d.sync += ocnt.eq(ocnt - 1)
-        with m.If(self.stim1 & ~(o_pending & (ocnt == 0)) & ~(rise & self.stim1_en & offset_z)):
-            with m.If(hcnt1 == 0):
+        with m.If(self.stim1 & ~(o_pending & ocnt[32]) & ~(rise & self.stim1_en & offset_z)):
+            with m.If(hcnt1[32]):
                 m.d.sync += self.stim1.eq(0)
             with m.Else():
                 m.d.sync += hcnt1.eq(hcnt1 - 1)
