@@ -16,6 +16,10 @@ def _board_names():
     return list(BOARDS)
 
 
+_TARGET_HELP = ("What to build: rig (default), soc (the rig with the reference SoC built "
+                "in), soc-alone (the SoC alone, a target for a second board's rig).")
+
+
 @click.command("build")
 @click.argument("board", required=False)
 @click.option("--all", "all_boards", is_flag=True, help="Build one variant of every board.")
@@ -25,34 +29,46 @@ def _board_names():
 @click.option("--build-root", type=click.Path(file_okay=False), default=None,
               help="Build folder (default: the project's build/); products go to "
                    "BUILD_ROOT/boards/BOARD/.")
+@click.option("--target", default="rig", show_default=True, metavar="TARGET",
+              help=_TARGET_HELP)
+@click.option("--firmware", type=click.Path(dir_okay=False), default=None,
+              help="SoC RAM image (raw .bin) for --target soc/soc-alone (default: "
+                   "firmware/build/rtrig-soc/rt_test.bin, as for the simulated SoC).")
 @click.option("--json", "as_json", is_flag=True, help="Print the build summary as JSON.")
-def build_cmd(board, all_boards, list_boards, require_mhz, build_root, as_json):
+def build_cmd(board, all_boards, list_boards, require_mhz, build_root, target, firmware,
+              as_json):
     """Build, timing-check and summarise the bitstream of BOARD.
 
     Uses the pip YoWASP tools (`make fpga-tools`); checks the Fmax nextpnr reports
     for every clock against its constraint and fails on a miss.
     """
     from rtrig.boards import BOARDS, DEFAULT_BOARDS
-    from rtrig.boards.build import build
+    from rtrig.boards.build import build, resolve_target
 
     from .errors import UsageError
 
     if list_boards:
         for b in BOARDS.values():
             click.echo(f"{b.name:16} {b.title:28} {b.clk_freq / 1e6:g} MHz, "
-                       f"tick {b.tick_ns:.2f} ns")
+                       f"tick {b.tick_ns:.2f} ns; targets {', '.join(b.targets)}")
         return
     if all_boards:
+        if target != "rig":
+            raise UsageError("--all builds the rig of every board; name a board for --target")
         names = list(DEFAULT_BOARDS)
     elif board:
         names = [board]
     else:
         raise UsageError("name a board or give --all", hint="boards: " + ", ".join(BOARDS))
+    for n in names:
+        resolve_target(n, target)
     require_hz = None if require_mhz is None else require_mhz * 1e6
     results = []
     for n in names:
-        click.echo(f"building {n} ...", err=True)
-        r = build(n, build_root=build_root, require_hz=require_hz)
+        what = n if target == "rig" else f"{n} (target {target})"
+        click.echo(f"building {what} ...", err=True)
+        r = build(n, build_root=build_root, require_hz=require_hz, target=target,
+                  firmware=firmware)
         results.append(r)
         if not as_json:
             click.echo("\n".join(r.summary_lines()))
@@ -65,10 +81,12 @@ def build_cmd(board, all_boards, list_boards, require_mhz, build_root, as_json):
 @click.option("--dry-run", is_flag=True, help="Print the programming command only.")
 @click.option("--build-root", type=click.Path(file_okay=False), default=None,
               help="Build folder the bitstream was built in.")
-def flash_cmd(board, dry_run, build_root):
+@click.option("--target", default="rig", show_default=True, metavar="TARGET",
+              help="Which of the board's bitstreams: rig, soc or soc-alone.")
+def flash_cmd(board, dry_run, build_root, target):
     """Program BOARD with its built bitstream (openFPGALoader; iceprog for the iCEBreaker)."""
     from rtrig.boards.build import flash
-    flash(board, build_root=build_root, dry_run=dry_run,
+    flash(board, build_root=build_root, dry_run=dry_run, target=target,
           echo=lambda line: click.echo(line, err=not dry_run))
 
 

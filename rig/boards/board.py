@@ -3,6 +3,10 @@
 A board file (``ulx3s.py``, ``orangecrab.py``, ``icebreaker.py``) subclasses an
 amaranth-boards platform, adds the rig's pins as one resource named ``rig`` with
 named subsignals, and describes itself with a :class:`Board`.
+
+A board builds one or more of :data:`TARGETS`: the rig alone (``rig``, every board),
+the rig with the reference SoC built in (``soc``) and the SoC alone, as a target for
+a second board (``soc-alone``); the SoC tops are in ``soc.py``.
 """
 
 from dataclasses import dataclass, field
@@ -13,12 +17,19 @@ from amaranth.lib import io
 
 from rtrig.gateware.top import Rig
 
-__all__ = ["Board", "BoardTop", "rig_resource", "RIG_OUTPUTS", "RIG_INPUTS"]
+__all__ = ["Board", "BoardTop", "rig_resource", "RIG_OUTPUTS", "RIG_INPUTS", "TARGETS"]
 
 #: Rig → target pins, in the order of the Rig's ports.
 RIG_OUTPUTS = ("stim0", "stim1", "load_en")
 #: Target → rig pins, in the bit order of ``Rig.ext_inputs`` (rtrig.protocol.Input).
 RIG_INPUTS = ("isr_out", "app_out", "heartbeat", "marker0", "marker1", "marker2")
+
+#: What a board can be built as (``rtrig build BOARD --target T``).
+TARGETS = {
+    "rig": "the rig",
+    "soc": "the rig with the reference SoC built in (TARGET_SEL=SOC)",
+    "soc-alone": "the reference SoC alone: a target for a second board's rig",
+}
 
 
 def rig_resource(pins, *, conn=None, out_attrs, in_attrs):
@@ -65,6 +76,13 @@ class Board:
         Extension of the file the programmer loads (``bit`` or ``bin``).
     extra : callable or None
         ``extra(m, platform)`` for board-specific housekeeping pins.
+    targets : tuple of str
+        The :data:`TARGETS` this board builds (``rig`` always).
+    soc_clocking : callable or None
+        ``soc_clocking(platform, with_rig) -> Elaboratable`` driving the ``soc`` domain
+        at ``rtrig.boards.soc.SOC_CLK_HZ`` and, when ``with_rig``, ``sync`` at
+        ``clk_freq`` (the SoC targets; the board's platform then has the resources
+        ``soc_debug`` and ``soc_target`` of ``soc.py``).
     """
     name: str
     code: int
@@ -82,16 +100,29 @@ class Board:
     extra: object = None
     nextpnr_opts: str = ""
     notes: tuple = field(default_factory=tuple)
+    targets: tuple = ("rig",)
+    soc_clocking: object = None
 
     @property
     def tick_ns(self):
         return 1e9 / self.clk_freq
 
-    def rig(self):
-        """The :class:`Rig` configured for this board."""
-        return Rig(clk_freq=self.clk_freq, baud=self.baud, board=self.code,
+    def rig(self, cls=Rig, **kwargs):
+        """The :class:`Rig` (or ``cls``, a subclass) configured for this board;
+        ``kwargs`` are further Rig parameters."""
+        return cls(clk_freq=self.clk_freq, baud=self.baud, board=self.code,
                    with_model=self.with_model, fifo_depth=self.fifo_depth,
-                   with_stats=self.with_stats)
+                   with_stats=self.with_stats, **kwargs)
+
+    def top(self, target="rig", firmware=b""):
+        """The top level of ``target`` (one of :attr:`targets`); ``firmware`` is the
+        SoC's RAM image (raw ``.bin`` bytes) for the SoC targets."""
+        if target not in self.targets:
+            raise ValueError(f"{self.name} does not build target {target!r}")
+        if target == "rig":
+            return BoardTop(self)
+        from .soc import RigSoCTop, SoCTargetTop
+        return (RigSoCTop if target == "soc" else SoCTargetTop)(self, firmware)
 
 
 class BoardTop(Elaboratable):
@@ -106,12 +137,20 @@ class BoardTop(Elaboratable):
     def __init__(self, board):
         self.board = board
 
+    def rig(self):
+        """The Rig this top wraps (a subclass may build it another way)."""
+        return self.board.rig()
+
+    def clocking(self, platform):
+        """The clock generator (a subclass may drive more domains)."""
+        return self.board.clocking(platform)
+
     def elaborate(self, platform):
         b = self.board
         m = Module()
         m.domains.sync = ClockDomain("sync")
-        m.submodules.clocking = b.clocking(platform)
-        m.submodules.rig = rig = b.rig()
+        m.submodules.clocking = self.clocking(platform)
+        m.submodules.rig = rig = self.rig()
 
         uart = platform.request(*b.uart, dir={"rx": "-", "tx": "-"})
         m.submodules.uart_rx = uart_rx = io.Buffer("i", uart.rx)

@@ -11,8 +11,15 @@ Command line (used by ``rig/boards/boards.mk``)::
 
     python -m rtrig.boards.build ulx3s            # one board
     python -m rtrig.boards.build --all            # every board of DEFAULT_BOARDS
+    python -m rtrig.boards.build ulx3s --target soc [--firmware IMAGE.bin]
+    python -m rtrig.boards.build ulx3s --target soc-alone [--firmware IMAGE.bin]
+
+``--target`` picks what is built (``rtrig.boards.board.TARGETS``): the rig (default),
+the rig with the reference SoC, or the SoC alone; products of a target other than
+``rig`` go to ``build/boards/<board>-<target>/``.
 """
 
+import hashlib
 import json
 import os
 import shutil
@@ -24,10 +31,12 @@ from pathlib import Path
 
 from rtrig.host.errors import ToolchainError, UsageError
 
-from . import BOARDS, DEFAULT_BOARDS, BoardTop, get_board
+from . import BOARDS, DEFAULT_BOARDS, get_board
+from .board import TARGETS
 
 __all__ = ["BuildResult", "TimingError", "build", "check_timing", "flash", "flash_command",
-           "project_root", "tool_env", "tools_missing", "parse_utilisation", "main"]
+           "project_root", "tool_env", "tools_missing", "parse_utilisation", "main",
+           "build_name", "resolve_target"]
 
 #: Tool variable (read by Amaranth's build script) → YoWASP executable.
 YOWASP_TOOLS = {
@@ -73,16 +82,26 @@ class BuildResult:
     seconds: float
     clocks: list = field(default_factory=list)
     resources: dict = field(default_factory=dict)
+    target: str = "rig"
+    #: Clock domain → frequency made by the PLL (Hz).
+    domains: dict = field(default_factory=dict)
+    #: The SoC's RAM image (SoC targets): path and SHA-256.
+    firmware: dict = field(default_factory=dict)
 
     def summary_lines(self):
-        lines = [f"{self.board} ({self.device}): {self.bitstream}"]
+        what = "" if self.target == "rig" else f", target {self.target}"
+        lines = [f"{self.board} ({self.device}{what}): {self.bitstream}"]
         for c in self.clocks:
             lines.append(f"  clock {c.net}: Fmax {c.achieved_mhz:.1f} MHz, constraint "
                          f"{c.constraint_mhz:.1f} MHz, margin {c.margin_pct:+.1f} %")
         r = self.resources
         lines.append("  " + ", ".join(
             f"{k} {v['used']}/{v['available']}" for k, v in r.items()))
-        lines.append(f"  tick {self.tick_ns:.2f} ns; build {self.seconds:.0f} s")
+        clocks = ", ".join(f"{d} {f / 1e6:g} MHz" for d, f in self.domains.items())
+        if self.firmware:
+            lines.append(f"  firmware {self.firmware['path']}")
+        tick = f"tick {self.tick_ns:.2f} ns; " if self.target != "soc-alone" else ""
+        lines.append(f"  {clocks}; {tick}build {self.seconds:.0f} s")
         return lines
 
     def to_json(self):
@@ -128,12 +147,16 @@ def tool_env(cache_dir):
 
 # -- report parsing ------------------------------------------------------------
 
-def check_timing(report, *, require_hz=None, board="board"):
+def check_timing(report, *, require_hz=None, board="board", domains=None):
     """Clock results of a nextpnr ``--report`` JSON (a path or a dict).
 
     Raises :class:`TimingError` when any clock's achieved Fmax is below its
     constraint, or below ``require_hz`` when given (which replaces the constraint
-    in the check). Returns a list of :class:`ClockTiming`.
+    in the check). ``domains`` (clock domain → Hz) are the frequencies the design
+    makes: each must be the constraint of some clock in the report, so that no domain
+    is left unconstrained (nextpnr derives PLL outputs' constraints from the board
+    clock's; one it could not derive would be missing here).
+    Returns a list of :class:`ClockTiming`.
     """
     if not isinstance(report, dict):
         report = json.loads(Path(report).read_text())
@@ -143,6 +166,14 @@ def check_timing(report, *, require_hz=None, board="board"):
         clocks.append(ClockTiming(net, float(constraint), float(v["achieved"])))
     if not clocks:
         raise TimingError(f"{board}: nextpnr reported no clock (no frequency constraint?)")
+    derived = [float(v["constraint"]) for v in report["fmax"].values()]
+    for domain, hz in (domains or {}).items():
+        if not any(abs(c / (hz / 1e6) - 1) < 1e-3 for c in derived):
+            raise TimingError(
+                f"{board}: clock domain {domain} ({hz / 1e6:g} MHz) has no timing constraint "
+                f"in the nextpnr report (constraints: "
+                f"{', '.join(f'{c:.1f} MHz' for c in derived)})",
+                hint="is the domain driven by a PLL output nextpnr derives a constraint for?")
     for c in clocks:
         if not c.ok:
             raise TimingError(
@@ -179,23 +210,79 @@ def _family(platform):
     return "ice40" if "iCE40" in platform.device else "ecp5"
 
 
-def build(name, *, build_root=None, require_hz=None, check=True, board=None, top=None):
-    """Build the bitstream of board ``name``; return a :class:`BuildResult`.
+def build_name(board_name, target="rig"):
+    """Folder (under ``build/boards/``) of a board's target: ``ulx3s``, ``ulx3s-soc``."""
+    return board_name if target == "rig" else f"{board_name}-{target}"
 
-    Products go to ``<build_root>/boards/<name>/`` (``build_root`` defaults to the
-    project's ``build/``); the wasm cache to the project's ``build/yowasp-cache``
-    (or ``$YOWASP_CACHE_DIR``).
-    ``board`` and ``top`` replace the registered board and its top level (tests).
-    Raises :class:`UsageError` for an unknown board, :class:`ToolchainError` when a
-    tool is missing or fails, :class:`TimingError` when timing is not met.
-    """
+
+def _top_name(board_name, target="rig"):
+    return "rtrig_" + build_name(board_name, target).replace("-", "_")
+
+
+def resolve_target(name, target="rig"):
+    """The :class:`Board` called ``name``, checked to build ``target``; a
+    :class:`UsageError` for an unknown board or a target the board does not build."""
     try:
-        board = board or get_board(name)
+        board = get_board(name)
     except KeyError:
         raise UsageError(f"unknown board {name!r}",
                          hint="boards: " + ", ".join(BOARDS)) from None
+    _check_target(board, target)
+    return board
+
+
+def _check_target(board, target):
+    if target not in TARGETS:
+        raise UsageError(f"unknown target {target!r}", hint="targets: " + ", ".join(TARGETS))
+    if target not in board.targets:
+        with_it = [b.name for b in BOARDS.values() if target in b.targets]
+        raise UsageError(f"{board.name} does not build target {target!r}",
+                         hint=f"{board.name} builds: {', '.join(board.targets)}; "
+                              f"{target} is built for: {', '.join(with_it) or 'no board'}")
+
+
+def _domains(board, target):
+    from .soc import SOC_CLK_HZ
+    if target == "rig":
+        return {"sync": board.clk_freq}
+    if target == "soc":
+        return {"sync": board.clk_freq, "soc": SOC_CLK_HZ}
+    return {"soc": SOC_CLK_HZ}
+
+
+def build(name, *, build_root=None, require_hz=None, check=True, board=None, top=None,
+          target="rig", firmware=None):
+    """Build the bitstream of board ``name``; return a :class:`BuildResult`.
+
+    ``target`` is one of the board's :attr:`Board.targets` (``rig``, ``soc``,
+    ``soc-alone``); for the SoC targets ``firmware`` is the RAM image (a raw ``.bin``;
+    default: the twin's, :func:`rtrig.boards.soc.firmware_image`).
+    Products go to ``<build_root>/boards/<name>/`` (``<name>-<target>/`` for a target
+    other than ``rig``; ``build_root`` defaults to the project's ``build/``); the wasm
+    cache to the project's ``build/yowasp-cache`` (or ``$YOWASP_CACHE_DIR``).
+    ``board`` and ``top`` replace the registered board and its top level (tests).
+    Raises :class:`UsageError` for an unknown board or target or a bad firmware image,
+    :class:`ToolchainError` when a tool is missing or fails, :class:`TimingError` when
+    timing is not met.
+    """
+    board = board or resolve_target(name, target)
+    _check_target(board, target)
+    if firmware is not None and target == "rig":
+        raise UsageError("--firmware applies to the SoC targets only (--target soc or "
+                         "soc-alone)")
+    fw_info = {}
+    if top is None:
+        image = b""
+        if target != "rig":
+            from .soc import firmware_image, firmware_path
+            fw_path = firmware_path(firmware)
+            image = firmware_image(fw_path)
+            fw_info = {"path": str(fw_path), "bytes": len(image),
+                       "sha256": hashlib.sha256(image).hexdigest()}
+        top = board.top(target, image)
+
     build_root = Path(build_root) if build_root else project_root() / "build"
-    out_dir = (build_root / "boards" / board.name).resolve()
+    out_dir = (build_root / "boards" / build_name(board.name, target)).resolve()
     # One wasm cache per checkout, wherever the products go (it takes minutes to fill).
     cache_dir = Path(os.environ.get("YOWASP_CACHE_DIR")
                      or project_root() / "build" / "yowasp-cache").resolve()
@@ -206,11 +293,11 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
         raise ToolchainError(f"FPGA tools not installed: {', '.join(missing)}",
                              hint="run `make fpga-tools` (pip-installs the pinned YoWASP tools)")
 
-    top_name = f"rtrig_{board.name.replace('-', '_')}"
+    top_name = _top_name(board.name, target)
     report_name = f"{top_name}.report.json"
     t0 = time.monotonic()
     plan = platform.build(
-        top or BoardTop(board), name=top_name, do_build=False,
+        top, name=top_name, do_build=False,
         nextpnr_opts=f"--timing-allow-fail --report {report_name} {board.nextpnr_opts}",
     )
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -233,11 +320,13 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
         board=board.name, device=f"{platform.device}-{platform.package}",
         build_dir=str(out_dir), bitstream=str(out_dir / f"{top_name}.{ext}"),
         clk_hz=board.clk_freq, tick_ns=board.tick_ns, seconds=round(seconds, 1),
+        target=target, domains=_domains(board, target), firmware=fw_info,
     )
     report = json.loads((out_dir / report_name).read_text())
     result.resources = parse_utilisation(report, family, out_dir / f"{top_name}.rpt")
     try:
-        result.clocks = check_timing(report, board=board.name) if check else []
+        result.clocks = (check_timing(report, board=board.name, domains=result.domains)
+                         if check else [])
     finally:
         if not result.clocks:
             result.clocks = [ClockTiming(net, float(v["constraint"]), float(v["achieved"]))
@@ -250,29 +339,30 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
 
 # -- flash ---------------------------------------------------------------------
 
-def bitstream_path(name, build_root=None):
+def bitstream_path(name, build_root=None, target="rig"):
     board = get_board(name)
     build_root = Path(build_root) if build_root else project_root() / "build"
-    top_name = f"rtrig_{board.name.replace('-', '_')}"
-    return build_root / "boards" / board.name / f"{top_name}.{board.bitstream_ext}"
+    return (build_root / "boards" / build_name(board.name, target)
+            / f"{_top_name(board.name, target)}.{board.bitstream_ext}")
 
 
-def flash_command(name, build_root=None):
-    """The command that programs board ``name`` with its built bitstream."""
+def flash_command(name, build_root=None, target="rig"):
+    """The command that programs board ``name`` with its built bitstream of ``target``."""
     board = get_board(name)
-    return board.programmer(bitstream_path(name, build_root))
+    return board.programmer(bitstream_path(name, build_root, target))
 
 
-def flash(name, *, build_root=None, dry_run=False, echo=print):
-    """Program board ``name``. With ``dry_run`` (or when the tool is missing) only
-    the exact command is shown; a missing tool is a :class:`ToolchainError`."""
-    try:
-        cmd = flash_command(name, build_root)
-    except KeyError:
-        raise UsageError(f"unknown board {name!r}", hint="boards: " + ", ".join(BOARDS)) from None
+def flash(name, *, build_root=None, dry_run=False, echo=print, target="rig"):
+    """Program board ``name`` with its ``target`` bitstream. With ``dry_run`` (or when
+    the tool is missing) only the exact command is shown; a missing tool is a
+    :class:`ToolchainError`."""
+    resolve_target(name, target)
+    cmd = flash_command(name, build_root, target)
     bit = Path(cmd[-1])
     if not bit.exists():
-        raise UsageError(f"no bitstream for {name}: {bit}", hint=f"run `rtrig build {name}` first")
+        again = name if target == "rig" else f"{name} --target {target}"
+        raise UsageError(f"no bitstream for {build_name(name, target)}: {bit}",
+                         hint=f"run `rtrig build {again}` first")
     line = " ".join(cmd)
     if dry_run:
         echo(line)
@@ -294,15 +384,24 @@ def main(argv=None):
                                  description="Build and timing-check rig bitstreams.")
     ap.add_argument("boards", nargs="*", help="board names: " + ", ".join(BOARDS))
     ap.add_argument("--all", action="store_true", help="every board: " + ", ".join(DEFAULT_BOARDS))
+    ap.add_argument("--target", default="rig", metavar="TARGET",
+                    help="what to build: " + "; ".join(f"{k}: {v}" for k, v in TARGETS.items())
+                         + " (default: rig)")
+    ap.add_argument("--firmware", default=None, metavar="IMAGE.bin",
+                    help="SoC RAM image for --target soc/soc-alone (default: "
+                         "firmware/build/rtrig-soc/rt_test.bin, built by the firmware Makefile)")
     ap.add_argument("--build-root", default=None, help="default: <project>/build")
     args = ap.parse_args(argv)
     names = list(DEFAULT_BOARDS) if args.all else args.boards
     if not names:
         ap.error("name a board or give --all")
+    if args.all and args.target != "rig":
+        ap.error("--all builds the rig of every board; name a board for --target")
     failed = 0
     for n in names:
         try:
-            result = build(n, build_root=args.build_root)
+            result = build(n, build_root=args.build_root, target=args.target,
+                           firmware=args.firmware)
         except (ToolchainError, UsageError) as e:
             print(f"error: {e}", file=sys.stderr)
             if e.hint:

@@ -1,13 +1,15 @@
-"""PLL instances for the rig's ``sync`` clock on Lattice ECP5 and iCE40 parts.
+"""PLL instances for the rig's ``sync`` clock (and the SoC's ``soc`` clock) on Lattice
+ECP5 and iCE40 parts.
 
 The divider search follows the limits of the datasheets; a frequency the PLL
 cannot make exactly is an error, because the tick rate is reported to the host as
 an integer (register ``TICK_HZ``) and must be the true one.
 
-No explicit constraint is put on the ``sync`` net: nextpnr derives the PLL output
-frequency from the board clock's constraint and the divider parameters ("Derived
-frequency constraint" in its log), which is exactly the frequency made; a name-based
-constraint would depend on how the net is named after flattening.
+No explicit constraint is put on the ``sync`` (or ``soc``) net: nextpnr derives each
+PLL output's frequency from the board clock's constraint and the divider parameters
+("Derived frequency constraint" in its log, for CLKOP and CLKOS alike), which is
+exactly the frequency made; a name-based constraint would depend on how the net is
+named after flattening.
 """
 
 from amaranth import ClockSignal, Const, Elaboratable, Instance, Module, Signal
@@ -17,14 +19,18 @@ from amaranth.lib.cdc import ResetSynchronizer
 __all__ = ["ecp5_pll_config", "ice40_pll_config", "ECP5PLL", "ICE40PLL"]
 
 
-def ecp5_pll_config(f_in, f_out):
+def ecp5_pll_config(f_in, f_out, *f_secondary):
     """Dividers of an ECP5 ``EHXPLLL`` making ``f_out`` from ``f_in`` (Hz), exactly.
 
     Limits from Lattice FPGA-TN-02200 (ECP5 sysCLOCK PLL), table 10.1: PFD
     3.125–400 MHz, VCO 400–800 MHz, CLKI_DIV 1–128, CLKFB_DIV 1–80, CLKOP_DIV 1–128.
     Feedback is taken from CLKOP, so ``f_out = f_in * CLKFB_DIV / CLKI_DIV``.
-    Returns ``dict(clki_div, clkfb_div, clkop_div, f_vco)``.
+    ``f_secondary`` are up to three more outputs (CLKOS, CLKOS2, CLKOS3), each the VCO
+    divided by an integer 1–128; they must be exact too.
+    Returns ``dict(clki_div, clkfb_div, clkop_div, f_vco, clkos_divs)``.
     """
+    if len(f_secondary) > 3:
+        raise ValueError("an EHXPLLL has three secondary outputs (CLKOS, CLKOS2, CLKOS3)")
     best = None
     for clki_div in range(1, 129):
         f_pfd = f_in / clki_div
@@ -37,14 +43,18 @@ def ecp5_pll_config(f_in, f_out):
                 continue
             for clkop_div in range(1, 129):
                 f_vco = f_out * clkop_div
-                if 400e6 <= f_vco <= 800e6:
-                    cand = dict(clki_div=clki_div, clkfb_div=clkfb_div, clkop_div=clkop_div,
-                                f_vco=f_vco)
-                    # Prefer a VCO near the middle of its range.
-                    if best is None or abs(f_vco - 600e6) < abs(best["f_vco"] - 600e6):
-                        best = cand
+                if not 400e6 <= f_vco <= 800e6:
+                    continue
+                if any(f_vco % f or not 1 <= f_vco // f <= 128 for f in f_secondary):
+                    continue
+                cand = dict(clki_div=clki_div, clkfb_div=clkfb_div, clkop_div=clkop_div,
+                            f_vco=f_vco, clkos_divs=tuple(int(f_vco // f) for f in f_secondary))
+                # Prefer a VCO near the middle of its range.
+                if best is None or abs(f_vco - 600e6) < abs(best["f_vco"] - 600e6):
+                    best = cand
     if best is None:
-        raise ValueError(f"ECP5 PLL cannot make exactly {f_out} Hz from {f_in} Hz")
+        wanted = " and ".join(f"{f} Hz" for f in (f_out, *f_secondary))
+        raise ValueError(f"ECP5 PLL cannot make exactly {wanted} from {f_in} Hz")
     return best
 
 
@@ -74,24 +84,45 @@ def ice40_pll_config(f_in, f_out):
 
 
 class ECP5PLL(Elaboratable):
-    """Drives the ``sync`` domain (defined by the caller) from a board clock pin
-    through an ``EHXPLLL``.
+    """Drives clock domains (defined by the caller) from a board clock pin through an
+    ``EHXPLLL``.
 
-    ``clk_pin`` is the board clock port (requested with ``dir="-"``). ``sync`` is
-    held in reset until the PLL locks (reset synchroniser, 2 stages).
+    ``clk_pin`` is the board clock port (requested with ``dir="-"``). CLKOP (the
+    feedback output) drives ``domain`` at ``f_out``; ``secondary`` maps up to three more
+    domains to their frequencies, made on CLKOS, CLKOS2, CLKOS3 in that order, with
+    their rising edges aligned to CLKOP's (every output's coarse phase is its divider
+    − 1, as for CLKOP). Every domain is held in reset until the PLL locks, each
+    through its own reset synchroniser (2 stages of that domain).
     """
 
-    def __init__(self, clk_pin, f_in, f_out):
+    def __init__(self, clk_pin, f_in, f_out, *, domain="sync", secondary=None):
         self.clk_pin = clk_pin
         self.f_in = f_in
         self.f_out = f_out
-        self.config = ecp5_pll_config(f_in, f_out)
+        self.domain = domain
+        self.secondary = dict(secondary or {})
+        self.config = ecp5_pll_config(f_in, f_out, *self.secondary.values())
+
+    @property
+    def domains(self):
+        """Every domain driven, with its frequency in Hz."""
+        return {self.domain: self.f_out, **self.secondary}
 
     def elaborate(self, platform):
         m = Module()
         c = self.config
         m.submodules.clk_buf = clk_buf = io.Buffer("i", self.clk_pin)
         locked = Signal()
+        outputs = {}
+        ports = ("S", "S2", "S3")[:len(self.secondary)]
+        for (domain, f), port, div in zip(self.secondary.items(), ports, c["clkos_divs"],
+                                          strict=True):
+            outputs.update({
+                f"a_FREQUENCY_PIN_CLKO{port}": f"{f / 1e6:g}",
+                f"p_CLKO{port}_ENABLE": "ENABLED", f"p_CLKO{port}_DIV": div,
+                f"p_CLKO{port}_CPHASE": div - 1, f"p_CLKO{port}_FPHASE": 0,
+                f"o_CLKO{port}": ClockSignal(domain),
+            })
         m.submodules.pll = Instance(
             "EHXPLLL",
             a_FREQUENCY_PIN_CLKI=f"{self.f_in / 1e6:g}",
@@ -107,13 +138,16 @@ class ECP5PLL(Elaboratable):
             p_CLKOP_CPHASE=c["clkop_div"] - 1, p_CLKOP_FPHASE=0,
             p_FEEDBK_PATH="CLKOP",
             i_RST=Const(0), i_STDBY=Const(0),
-            i_CLKI=clk_buf.i, o_CLKOP=ClockSignal("sync"), i_CLKFB=ClockSignal("sync"),
+            i_CLKI=clk_buf.i, o_CLKOP=ClockSignal(self.domain),
+            i_CLKFB=ClockSignal(self.domain),
             i_PHASESEL0=Const(0), i_PHASESEL1=Const(0), i_PHASEDIR=Const(1),
             i_PHASESTEP=Const(1), i_PHASELOADREG=Const(1), i_PLLWAKESYNC=Const(0),
             i_ENCLKOP=Const(0),
             o_LOCK=locked,
+            **outputs,
         )
-        m.submodules.reset_sync = ResetSynchronizer(~locked, domain="sync")
+        for domain in self.domains:
+            m.submodules[f"reset_sync_{domain}"] = ResetSynchronizer(~locked, domain=domain)
         return m
 
 

@@ -4,6 +4,11 @@ Clock: the 25 MHz oscillator through an EHXPLLL to 100 MHz (1 tick = 10 ns).
 Host link: the on-board FT231X USB-serial chip (the ``uart`` resource of the platform).
 Target pins: the J1 GPIO header, bank 0, 3.3 V; outputs on GP0..GP2, inputs on GN0..GN5
 (labels as printed on the board).
+
+The 85F also builds the reference SoC (``rtrig.boards.soc``, 50 MHz on the PLL's
+CLKOS): with the rig (``soc``; the SoC's pins copied to GP7/GP9 and GN7..GN12) and
+alone (``soc-alone``; its pins on the rig's, GP0/GP2 in and GN0..GN5 out, so a
+straight cable joins a rig board and a target board).
 """
 
 from amaranth import Const
@@ -18,8 +23,9 @@ from amaranth_boards.ulx3s import (
 
 from .board import Board, rig_resource
 from .clocking import ECP5PLL
+from .soc import SOC_CLK_HZ, soc_debug_resource, soc_target_resource
 
-__all__ = ["BOARDS", "PIN_LABELS"]
+__all__ = ["BOARDS", "PIN_LABELS", "SOC_DEBUG_PINS", "SOC_TARGET_PINS", "label"]
 
 #: Rig pin → connector pin of the platform's ``gpio`` connector ("0+" is GP0, "0-" GN0).
 PINS = {
@@ -28,23 +34,53 @@ PINS = {
     "marker0": "3-", "marker1": "4-", "marker2": "5-",
 }
 
-#: Rig pin → silkscreen label, for the docs.
-PIN_LABELS = {n: ("GP" if p.endswith("+") else "GN") + p[:-1] for n, p in PINS.items()}
+#: Target ``soc``: copies of the SoC's pins for a scope, on spare J1 pins, laid out
+#: like the rig's seven pins further along (GP0 → GP7, GN0 → GN7).
+SOC_DEBUG_PINS = {
+    "irq": "7+", "load_en": "9+",
+    "isr_out": "7-", "app_out": "8-", "heartbeat": "9-",
+    "marker0": "10-", "marker1": "11-", "marker2": "12-",
+}
 
-_RIG = rig_resource(
-    PINS, conn=("gpio", 0),
-    out_attrs=Attrs(IO_TYPE="LVCMOS33", DRIVE="8", SLEWRATE="FAST"),
-    # A pull-down keeps an unconnected input quiet (no spurious edges).
-    in_attrs=Attrs(IO_TYPE="LVCMOS33", PULLMODE="DOWN"),
-)
+#: Target ``soc-alone``: the SoC's pins on the rig's (a straight cable from a rig
+#: board), named by the rig pin each one meets. GP1 (STIM1) stays unused.
+SOC_TARGET_PINS = {n: PINS[n] for n in (
+    "stim0", "load_en", "isr_out", "app_out", "heartbeat", "marker0", "marker1", "marker2")}
+
+
+def label(pin):
+    """Silkscreen label of a ``gpio`` connector pin ("0+" is GP0, "0-" GN0)."""
+    return ("GP" if pin.endswith("+") else "GN") + pin[:-1]
+
+
+#: Rig pin → silkscreen label, for the docs.
+PIN_LABELS = {n: label(p) for n, p in PINS.items()}
+
+_OUT_ATTRS = Attrs(IO_TYPE="LVCMOS33", DRIVE="8", SLEWRATE="FAST")
+# A pull-down keeps an unconnected input quiet (no spurious edges).
+_IN_ATTRS = Attrs(IO_TYPE="LVCMOS33", PULLMODE="DOWN")
+_RIG = rig_resource(PINS, conn=("gpio", 0), out_attrs=_OUT_ATTRS, in_attrs=_IN_ATTRS)
+_SOC_DEBUG = soc_debug_resource(SOC_DEBUG_PINS, conn=("gpio", 0), out_attrs=_OUT_ATTRS)
+_SOC_TARGET = soc_target_resource(SOC_TARGET_PINS, conn=("gpio", 0), out_attrs=_OUT_ATTRS,
+                                  in_attrs=_IN_ATTRS)
 
 
 def _platform(base):
-    return type(f"Rig{base.__name__}", (base,), {"resources": [*base.resources, _RIG]})
+    return type(f"Rig{base.__name__}", (base,),
+                {"resources": [*base.resources, _RIG, _SOC_DEBUG, _SOC_TARGET]})
 
 
 def _clocking(platform):
     return ECP5PLL(platform.request("clk25", dir="-"), 25_000_000, 100_000_000)
+
+
+def _soc_clocking(platform, with_rig):
+    # VCO 600 MHz: CLKOP / 6 = 100 MHz (sync), CLKOS / 12 = 50 MHz (soc); alone,
+    # CLKOP / 12 = 50 MHz.
+    clk = platform.request("clk25", dir="-")
+    if with_rig:
+        return ECP5PLL(clk, 25_000_000, 100_000_000, secondary={"soc": SOC_CLK_HZ})
+    return ECP5PLL(clk, 25_000_000, SOC_CLK_HZ, domain="soc")
 
 
 def _extra(m, platform):
@@ -60,7 +96,7 @@ def _openfpgaloader(bitstream):
     return ["openFPGALoader", "-b", "ulx3s", str(bitstream)]
 
 
-def _board(name, base, title):
+def _board(name, base, title, targets=("rig",)):
     return Board(
         name=name, code=1, title=title, platform=_platform(base),
         clk_freq=100_000_000, clocking=_clocking, uart=("uart", 0),
@@ -70,11 +106,14 @@ def _board(name, base, title):
         extra=_extra,
         # router2 converges on the full rig where router1 keeps ripping up arcs.
         nextpnr_opts="--router router2",
+        targets=targets, soc_clocking=_soc_clocking,
     )
 
 
 BOARDS = [
-    _board("ulx3s", ULX3S_85F_Platform, "ULX3S 85F"),
+    # The SoC's 64 KiB RAM has two read ports (instruction and data bus), so Yosys
+    # builds it twice: 64 DP16KD of the 85F's 208. The smaller parts are not offered.
+    _board("ulx3s", ULX3S_85F_Platform, "ULX3S 85F", targets=("rig", "soc", "soc-alone")),
     _board("ulx3s-45f", ULX3S_45F_Platform, "ULX3S 45F"),
     _board("ulx3s-25f", ULX3S_25F_Platform, "ULX3S 25F"),
     _board("ulx3s-12f", ULX3S_12F_Platform, "ULX3S 12F"),
