@@ -77,8 +77,8 @@ class BuildResult:
     device: str
     build_dir: str
     bitstream: str
-    clk_hz: int
-    tick_ns: float
+    clk_hz: int                 #: ``sync`` (the tick); the SoC's clock for ``soc-alone``
+    tick_ns: float              #: None for ``soc-alone``
     seconds: float
     clocks: list = field(default_factory=list)
     resources: dict = field(default_factory=dict)
@@ -322,6 +322,8 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
         clk_hz=board.clk_freq, tick_ns=board.tick_ns, seconds=round(seconds, 1),
         target=target, domains=_domains(board, target), firmware=fw_info,
     )
+    if target == "soc-alone":          # no rig, so no tick: the SoC's clock
+        result.clk_hz, result.tick_ns = result.domains["soc"], None
     report = json.loads((out_dir / report_name).read_text())
     result.resources = parse_utilisation(report, family, out_dir / f"{top_name}.rpt")
     try:

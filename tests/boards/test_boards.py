@@ -244,3 +244,4 @@ def test_soc_build_meets_timing(built, name, target):
     assert result.resources["PLL"]["used"] == 1
     summary = json.loads(open(os.path.join(result.build_dir, "summary.json")).read())
     assert summary["target"] == target and summary["firmware"]["bytes"] > 0
+    assert summary["clk_hz"] == (100_000_000 if target == "soc" else 50_000_000)
