@@ -150,7 +150,10 @@ class Rig(wiring.Component):
                        and r.name != "HB_COUNT"]
         m.submodules.regs = regs = RegisterFile(absent=absent)
         rw, ro, strobe = regs.rw, regs.ro, regs.strobe
-        clear = strobe["CLEAR"]
+        # CLEAR reaches nearly every block: registered, so its wide fan-out starts at a
+        # flip-flop (the clear lands one cycle after the write).
+        clear = Signal()
+        m.d.sync += clear.eq(strobe["CLEAR"])
 
         caps = 1 << Target.EXTERNAL | 1 << Target.LOOPBACK
         if self.with_model:

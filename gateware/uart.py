@@ -1,6 +1,6 @@
 """UART transmitter and receiver (8N1) for the host link."""
 
-from amaranth import Cat, Module, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import cdc, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -34,22 +34,31 @@ class UARTTx(wiring.Component):
         bits = Signal(range(11))
         timer = Signal(range(self.divisor))
         m.d.comb += self.tx.eq(shreg[0])
-        m.d.comb += self.data.ready.eq(bits == 0)
+        # A one-byte holding register beside the shift register: ``ready`` is a
+        # flip-flop (the sender's wide logic hangs off it). An idle transmitter takes
+        # a byte straight into the shift register; a busy one parks the next byte in
+        # the holding register, from which it starts as soon as the stop bit is out.
+        hold_v, hold = Signal(), Signal(8)
+        m.d.comb += self.data.ready.eq(~hold_v)
         with m.If(bits == 0):
-            with m.If(self.data.valid):
+            with m.If(hold_v | self.data.valid):
                 m.d.sync += [
-                    shreg.eq(Cat(0, self.data.payload, 1)),
+                    shreg.eq(Cat(0, Mux(hold_v, hold, self.data.payload), 1)),
                     bits.eq(10),
                     timer.eq(self.divisor - 1),
+                    hold_v.eq(0),
                 ]
-        with m.Elif(timer == 0):
-            m.d.sync += [
-                shreg.eq(Cat(shreg[1:], 1)),
-                bits.eq(bits - 1),
-                timer.eq(self.divisor - 1),
-            ]
         with m.Else():
-            m.d.sync += timer.eq(timer - 1)
+            with m.If(self.data.valid & ~hold_v):
+                m.d.sync += [hold.eq(self.data.payload), hold_v.eq(1)]
+            with m.If(timer == 0):
+                m.d.sync += [
+                    shreg.eq(Cat(shreg[1:], 1)),
+                    bits.eq(bits - 1),
+                    timer.eq(self.divisor - 1),
+                ]
+            with m.Else():
+                m.d.sync += timer.eq(timer - 1)
         return m
 
 

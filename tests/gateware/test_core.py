@@ -247,6 +247,33 @@ def test_uart_tx_waveform():
     assert line[:40] == uart_bits(0xA5, 4)
 
 
+def test_uart_tx_back_to_back_bytes_leave_no_gap():
+    # The sender offers three bytes at once; each is taken when the holding register
+    # is free, and the line carries them back to back (the stop bit lasts one clock
+    # longer than a bit: the cycle in which the next byte is loaded).
+    dut = UARTTx(3)
+    line = []
+
+    async def tb(ctx):
+        pending = [0x5A, 0xC3, 0x01]
+        ctx.set(dut.data.valid, 1)
+        for _ in range(3 * 30 + 6):
+            if pending:
+                ctx.set(dut.data.payload, pending[0])
+            ctx.set(dut.data.valid, bool(pending))
+            line.append(ctx.get(dut.tx))
+            taken = pending and ctx.get(dut.data.ready)
+            await ctx.tick()
+            if taken:
+                pending.pop(0)
+
+    run(dut, tb, "uart_tx_b2b")
+    start = line.index(0)
+    expect = uart_bits(0x5A, 3) + [1] + uart_bits(0xC3, 3) + [1] + uart_bits(0x01, 3)
+    assert line[start:start + len(expect)] == expect
+    assert all(line[start + len(expect):])
+
+
 def test_uart_rx_receives_and_counts_framing_errors():
     dut = UARTRx(8)
     got = []
