@@ -1,6 +1,6 @@
 """Stimulus → response matching: one latency record per pulse and channel."""
 
-from amaranth import Cat, Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -91,10 +91,10 @@ class LatencyMatcher(wiring.Component):
         m.d.sync += [stim.eq(self.stim_rise & self.enable), in_rise.eq(self.in_rise),
                      in_fall.eq(self.in_fall), t_in.eq(self.t), pulse_in.eq(self.pulse)]
 
-        # Timeout thresholds, registered: "x + 1 >= timeout" and "x + 2 >= timeout".
-        t_nz, t_le1, t_le2, t_m2 = Signal(), Signal(), Signal(), Signal(32)
+        # Timeout thresholds, registered: "1 >= timeout", "2 >= timeout", timeout - 4.
+        t_nz, t_le1, t_le2, t_m4 = Signal(), Signal(), Signal(), Signal(signed(34))
         m.d.sync += [t_nz.eq(self.timeout != 0), t_le1.eq(self.timeout <= 1),
-                     t_le2.eq(self.timeout <= 2), t_m2.eq(self.timeout - 2)]
+                     t_le2.eq(self.timeout <= 2), t_m4.eq(self.timeout - 4)]
 
         # ---- control part: state, queued flag, timeout flag (to_cur == el_cur >= timeout)
         st, nxt_v, to_cur = Signal(2), Signal(), Signal()
@@ -163,12 +163,20 @@ class LatencyMatcher(wiring.Component):
         for el, inc in ((el_cur, inc_cur), (el_nxt, inc_nxt)):
             s = Signal(33)
             m.d.comb += [s.eq(el[:32] + 1), inc.eq(Cat(s[:32], s[32] | el[32]))]
+        # Beside each el, rem = timeout - 3 - el, counting down and held once negative:
+        # "el + 2 >= timeout" is its sign bit (no compare on the timeout path). A
+        # pulse's timeout is the one set when it arrived.
+        rem_cur, rem_nxt = Signal(signed(34)), Signal(signed(34))
+        dec_cur, dec_nxt = Signal(signed(34)), Signal(signed(34))
+        m.d.comb += [dec_cur.eq(Mux(rem_cur[33], rem_cur, rem_cur - 1)),
+                     dec_nxt.eq(Mux(rem_nxt[33], rem_nxt, rem_nxt - 1))]
         with m.If(q_new_cur):
-            m.d.sync += [cur_p.eq(q_pulse), cur_t.eq(q_t), el_cur.eq(1)]
+            m.d.sync += [cur_p.eq(q_pulse), cur_t.eq(q_t), el_cur.eq(1), rem_cur.eq(t_m4)]
         with m.Elif(q_take):
-            m.d.sync += [cur_p.eq(nxt_p), cur_t.eq(nxt_t), el_cur.eq(inc_nxt)]
+            m.d.sync += [cur_p.eq(nxt_p), cur_t.eq(nxt_t), el_cur.eq(inc_nxt),
+                         rem_cur.eq(dec_nxt)]
         with m.Else():
-            m.d.sync += el_cur.eq(inc_cur)
+            m.d.sync += [el_cur.eq(inc_cur), rem_cur.eq(dec_cur)]
         with m.If(q_rise):
             with m.If(q_new_cur):
                 m.d.sync += lat.eq(0)
@@ -177,9 +185,9 @@ class LatencyMatcher(wiring.Component):
             with m.Else():
                 m.d.sync += lat.eq(el_cur[:32])
         with m.If(q_new_nxt):
-            m.d.sync += [nxt_p.eq(q_pulse), nxt_t.eq(q_t), el_nxt.eq(1)]
+            m.d.sync += [nxt_p.eq(q_pulse), nxt_t.eq(q_t), el_nxt.eq(1), rem_nxt.eq(t_m4)]
         with m.Else():
-            m.d.sync += el_nxt.eq(inc_nxt)
+            m.d.sync += [el_nxt.eq(inc_nxt), rem_nxt.eq(dec_nxt)]
 
         # The timeout flag of the next cycle. The control part's "current" el values
         # are the data part's after the pending decisions: el + 1 for a kept pulse, 1
@@ -187,8 +195,8 @@ class LatencyMatcher(wiring.Component):
         # or "2 >= timeout".
         gx_cur, gx_nxt, ge_cur, ge_nxt = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [
-            gx_cur.eq(t_le2 | el_cur[32] | (el_cur[:32] >= t_m2)),
-            gx_nxt.eq(t_le2 | el_nxt[32] | (el_nxt[:32] >= t_m2)),
+            gx_cur.eq(rem_cur[33]),
+            gx_nxt.eq(rem_nxt[33]),
             ge_cur.eq(Mux(q_new_cur, t_le2, Mux(q_take, gx_nxt, gx_cur))),
             ge_nxt.eq(Mux(q_new_nxt, t_le2, gx_nxt)),
         ]
