@@ -60,8 +60,8 @@ class LatencyMatcher(wiring.Component):
 
     ``t`` must advance by one per cycle (the :class:`EdgeDetector`'s does): the elapsed
     times ``t - stim_t`` are kept as counters rather than computed by 48-bit
-    subtractions. ``timeout`` takes effect two cycles after it changes (the host writes
-    it while stopped).
+    subtractions. A pulse keeps the ``timeout`` set when it arrived (the host writes it
+    while stopped).
 
     Structure (for timing at 100 MHz): the inputs are registered; a narrow control
     part (state, queued flag, timeout flag) decides each cycle what happens; its
