@@ -104,10 +104,10 @@ class RegisterFile(wiring.Component):
             level1.append(v)
             terms = [sel[r.name].replicate(32) & (self.rw.get(r.name) if r.name in self.rw
                                                   else self.ro[r.name]) for r in regs]
-            with m.If(self.r_en):
-                m.d.sync += v.eq(_or_all(terms))
-        with m.If(self.r_en):
-            m.d.sync += unknown_q.eq(unknown)
+            # Loaded every cycle (no enable: ``r_en`` would fan out to every bit); level
+            # 2 takes the value of the ``r_en`` cycle one cycle later.
+            m.d.sync += v.eq(_or_all(terms))
+        m.d.sync += unknown_q.eq(unknown)
         with m.If(pending):
             m.d.sync += self.r_data.eq(Mux(unknown_q, 0xDEADBEEF, _or_all(level1)))
         return m
