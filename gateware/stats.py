@@ -272,8 +272,12 @@ class ChannelStats(wiring.Component):
         # halves and the upper product bits reach the high half one cycle later (stage 6).
         # (The multiplier operand is registered first: a copy the placer can put next to
         # the multipliers.)
+        # (Loaded with an enable, unlike ``acc``: otherwise synthesis merges the two
+        # identical registers and the copy is gone.)
         mul_v, mul_in = Signal(), Signal(32)
-        m.d.sync += [mul_v.eq(p1_v), mul_in.eq(lat)]
+        m.d.sync += mul_v.eq(p1_v)
+        with m.If(p1_v):
+            m.d.sync += mul_in.eq(lat)
         pp_v, pp_hh, pp_hl, pp_ll = Signal(), Signal(32), Signal(32), Signal(32)
         m.d.sync += [pp_v.eq(mul_v), pp_hh.eq(mul_in[16:] * mul_in[16:]),
                      pp_hl.eq(mul_in[16:] * mul_in[:16]), pp_ll.eq(mul_in[:16] * mul_in[:16])]
