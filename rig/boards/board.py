@@ -148,8 +148,10 @@ class BoardTop(Elaboratable):
     def elaborate(self, platform):
         b = self.board
         m = Module()
-        m.domains.sync = ClockDomain("sync")
-        m.submodules.clocking = self.clocking(platform)
+        m.submodules.clocking = clocking = self.clocking(platform)
+        # A clock held stopped until the PLL locks needs no reset (clocking.ECP5PLL).
+        m.domains.sync = ClockDomain("sync",
+                                     reset_less="sync" in getattr(clocking, "gated", ()))
         m.submodules.rig = rig = self.rig()
 
         uart = platform.request(*b.uart, dir={"rx": "-", "tx": "-"})

@@ -12,9 +12,9 @@ exactly the frequency made; a name-based constraint would depend on how the net 
 named after flattening.
 """
 
-from amaranth import ClockSignal, Const, Elaboratable, Instance, Module, Signal
+from amaranth import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, Signal
 from amaranth.lib import io
-from amaranth.lib.cdc import ResetSynchronizer
+from amaranth.lib.cdc import FFSynchronizer, ResetSynchronizer
 
 __all__ = ["ecp5_pll_config", "ice40_pll_config", "ECP5PLL", "ICE40PLL"]
 
@@ -92,15 +92,22 @@ class ECP5PLL(Elaboratable):
     domains to their frequencies, made on CLKOS, CLKOS2, CLKOS3 in that order, with
     their rising edges aligned to CLKOP's (every output's coarse phase is its divider
     − 1, as for CLKOP). Every domain is held in reset until the PLL locks, each
-    through its own reset synchroniser (2 stages of that domain).
+    through its own reset synchroniser (2 stages of that domain), except the domains
+    named in ``gated``: their clock is stopped until the PLL locks (a ``DCCA`` clock
+    buffer enabled by the lock signal, synchronised to CLKOP), so they start from
+    their flip-flops' initial values and need no reset (define them with
+    ``ClockDomain(reset_less=True)``). A reset reaches every flip-flop of its domain
+    through general routing; at 100 MHz on an 85F that route alone can exceed the
+    clock period.
     """
 
-    def __init__(self, clk_pin, f_in, f_out, *, domain="sync", secondary=None):
+    def __init__(self, clk_pin, f_in, f_out, *, domain="sync", secondary=None, gated=()):
         self.clk_pin = clk_pin
         self.f_in = f_in
         self.f_out = f_out
         self.domain = domain
         self.secondary = dict(secondary or {})
+        self.gated = frozenset(gated)
         self.config = ecp5_pll_config(f_in, f_out, *self.secondary.values())
 
     @property
@@ -113,6 +120,8 @@ class ECP5PLL(Elaboratable):
         c = self.config
         m.submodules.clk_buf = clk_buf = io.Buffer("i", self.clk_pin)
         locked = Signal()
+        # The PLL's outputs; a gated domain's clock is its output through a DCCA.
+        raw = {d: Signal(name=f"pll_{d}") for d in self.domains}
         outputs = {}
         ports = ("S", "S2", "S3")[:len(self.secondary)]
         for (domain, f), port, div in zip(self.secondary.items(), ports, c["clkos_divs"],
@@ -121,7 +130,7 @@ class ECP5PLL(Elaboratable):
                 f"a_FREQUENCY_PIN_CLKO{port}": f"{f / 1e6:g}",
                 f"p_CLKO{port}_ENABLE": "ENABLED", f"p_CLKO{port}_DIV": div,
                 f"p_CLKO{port}_CPHASE": div - 1, f"p_CLKO{port}_FPHASE": 0,
-                f"o_CLKO{port}": ClockSignal(domain),
+                f"o_CLKO{port}": raw[domain],
             })
         m.submodules.pll = Instance(
             "EHXPLLL",
@@ -138,16 +147,27 @@ class ECP5PLL(Elaboratable):
             p_CLKOP_CPHASE=c["clkop_div"] - 1, p_CLKOP_FPHASE=0,
             p_FEEDBK_PATH="CLKOP",
             i_RST=Const(0), i_STDBY=Const(0),
-            i_CLKI=clk_buf.i, o_CLKOP=ClockSignal(self.domain),
-            i_CLKFB=ClockSignal(self.domain),
+            i_CLKI=clk_buf.i, o_CLKOP=raw[self.domain],
+            i_CLKFB=raw[self.domain],
             i_PHASESEL0=Const(0), i_PHASESEL1=Const(0), i_PHASEDIR=Const(1),
             i_PHASESTEP=Const(1), i_PHASELOADREG=Const(1), i_PLLWAKESYNC=Const(0),
             i_ENCLKOP=Const(0),
             o_LOCK=locked,
             **outputs,
         )
+        # The lock signal, synchronised to the free-running CLKOP, enables the gated
+        # clocks (a DCCA switches its output on and off without glitches).
+        m.domains.pll_fb = ClockDomain("pll_fb", local=True, reset_less=True)
+        m.d.comb += ClockSignal("pll_fb").eq(raw[self.domain])
+        clk_en = Signal()
+        m.submodules.lock_sync = FFSynchronizer(locked, clk_en, o_domain="pll_fb")
         for domain in self.domains:
-            m.submodules[f"reset_sync_{domain}"] = ResetSynchronizer(~locked, domain=domain)
+            if domain in self.gated:
+                m.submodules[f"gate_{domain}"] = Instance(
+                    "DCCA", i_CLKI=raw[domain], i_CE=clk_en, o_CLKO=ClockSignal(domain))
+            else:
+                m.d.comb += ClockSignal(domain).eq(raw[domain])
+                m.submodules[f"reset_sync_{domain}"] = ResetSynchronizer(~locked, domain=domain)
         return m
 
 

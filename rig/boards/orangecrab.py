@@ -55,7 +55,8 @@ def _platform(base):
 
 
 def _clocking(platform):
-    return ECP5PLL(platform.request("clk", dir="-"), 48_000_000, 100_000_000)
+    return ECP5PLL(platform.request("clk", dir="-"), 48_000_000, 100_000_000,
+                   gated=("sync",))
 
 
 def _openfpgaloader(bitstream):

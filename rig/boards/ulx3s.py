@@ -71,7 +71,8 @@ def _platform(base):
 
 
 def _clocking(platform):
-    return ECP5PLL(platform.request("clk25", dir="-"), 25_000_000, 100_000_000)
+    return ECP5PLL(platform.request("clk25", dir="-"), 25_000_000, 100_000_000,
+                   gated=("sync",))
 
 
 def _soc_clocking(platform, with_rig):
@@ -79,7 +80,8 @@ def _soc_clocking(platform, with_rig):
     # CLKOP / 12 = 50 MHz.
     clk = platform.request("clk25", dir="-")
     if with_rig:
-        return ECP5PLL(clk, 25_000_000, 100_000_000, secondary={"soc": SOC_CLK_HZ})
+        return ECP5PLL(clk, 25_000_000, 100_000_000, secondary={"soc": SOC_CLK_HZ},
+                       gated=("sync",))
     return ECP5PLL(clk, 25_000_000, SOC_CLK_HZ, domain="soc")
 
 
