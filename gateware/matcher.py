@@ -41,10 +41,18 @@ class LatencyMatcher(wiring.Component):
     rise (belongs to the newer pulse). A response still high when the next pulse
     arrives keeps its pulse; the new pulse waits behind it.
 
-    Members
-    -------
+    Parameters
+    ----------
     channel : int
         Channel number written into the records.
+    out_reg : bool
+        Register the records (default). Without, ``rec_a``/``rec_b`` come
+        combinationally from the data part and the registered decisions (about 300
+        flip-flops fewer; for a consumer that registers them, such as the
+        :class:`~rtrig.gateware.merge.RecordMerger`).
+
+    Members
+    -------
     enable, clear : In(1)
     stim_rise, in_rise, in_fall : In(1)
     t : In(48)
@@ -54,9 +62,11 @@ class LatencyMatcher(wiring.Component):
     timeout : In(32)
     rec_a_valid, rec_b_valid : Out(1)
         One-cycle strobes; up to two records can complete in one cycle. A record
-        appears three cycles after the edge that completes it (its figures are pin
-        times and differences of pin times, so the delay changes none of them).
+        appears three cycles after the edge that completes it (two with
+        ``out_reg=False``; its figures are pin times and differences of pin times, so
+        the delay changes none of them).
     rec_a, rec_b : Out(LatencyRecord)
+        Valid with their strobes only (a consumer takes them in that cycle).
 
     ``t`` must advance by one per cycle (the :class:`EdgeDetector`'s does): the elapsed
     times ``t - stim_t`` are kept as counters rather than computed by 48-bit
@@ -72,8 +82,9 @@ class LatencyMatcher(wiring.Component):
     decisions.
     """
 
-    def __init__(self, channel):
+    def __init__(self, channel, out_reg=True):
         self.channel = channel
+        self.out_reg = out_reg
         super().__init__({
             "enable": In(1), "clear": In(1),
             "stim_rise": In(1), "in_rise": In(1), "in_fall": In(1),
@@ -214,6 +225,7 @@ class LatencyMatcher(wiring.Component):
             b.pulse.eq(Mux(q_b_nxt, nxt_p, cur_p)),
             b.stim_t.eq(Mux(q_b_nxt, nxt_t, cur_t)),
         ]
-        m.d.sync += [self.rec_a_valid.eq(q_a), self.rec_a.eq(a),
-                     self.rec_b_valid.eq(q_b), self.rec_b.eq(b)]
+        out = m.d.sync if self.out_reg else m.d.comb
+        out += [self.rec_a_valid.eq(q_a), self.rec_a.eq(a),
+                self.rec_b_valid.eq(q_b), self.rec_b.eq(b)]
         return m

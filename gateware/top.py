@@ -100,6 +100,13 @@ class Rig(wiring.Component):
         Depth of the event and latency record FIFOs.
     with_stats : bool
         Build the on-chip statistics in (``STAT_INFO`` reads 0 without them).
+    loop_depth : int
+        Depth of the loopback target's edge queue: up to ``loop_depth + 1`` STIM0
+        edges in flight, i.e. a loopback delay of up to ``loop_depth / 2`` stimulus
+        periods (:class:`~rtrig.gateware.loopback.LoopbackTarget`).
+    lat_out_reg : bool
+        Register the latency matchers' records (with ``False`` the record merger's
+        holding registers are their only register: fewer flip-flops, for small FPGAs).
 
     Members
     -------
@@ -112,13 +119,16 @@ class Rig(wiring.Component):
     """
 
     def __init__(self, clk_freq=100_000_000, baud=3_000_000, board=0, with_model=True,
-                 fifo_depth=512, with_soc=False, soc_firmware=b"", with_stats=True):
+                 fifo_depth=512, with_soc=False, soc_firmware=b"", with_stats=True,
+                 loop_depth=16, lat_out_reg=True):
         self.clk_freq = clk_freq
         self.baud = baud
         self.board = board
         self.with_model = with_model
         self.fifo_depth = fifo_depth
         self.with_stats = with_stats
+        self.loop_depth = loop_depth
+        self.lat_out_reg = lat_out_reg
         self.with_soc = with_soc          # the reference SoC target, clock domain "soc"
         self.soc_firmware = soc_firmware  # its RAM image (raw .bin bytes or a path)
         members = {
@@ -200,7 +210,7 @@ class Rig(wiring.Component):
         ]
 
         # Targets
-        m.submodules.loopback = loop = LoopbackTarget()
+        m.submodules.loopback = loop = LoopbackTarget(self.loop_depth)
         m.d.comb += [loop.stim.eq(stim.stim0), loop.delay.eq(rw["LOOP_DELAY"]),
                      loop.now.eq(tb.now)]
         target_pins = Signal(N_INPUTS)
@@ -303,7 +313,7 @@ class Rig(wiring.Component):
         m.submodules.lat_merge = lat_merge = RecordMerger(LatencyRecord, 2 * N_LATENCY_CHANNELS)
         lat_on = rw["STREAM_EN"][1]
         for ch in range(N_LATENCY_CHANNELS):
-            mt = LatencyMatcher(ch)
+            mt = LatencyMatcher(ch, out_reg=self.lat_out_reg)
             m.submodules[f"match{ch}"] = mt
             m.d.comb += [
                 mt.enable.eq(lat_on & rw["LAT_CH_EN"][ch]),

@@ -76,6 +76,10 @@ class Board:
         Extension of the file the programmer loads (``bit`` or ``bin``).
     extra : callable or None
         ``extra(m, platform)`` for board-specific housekeeping pins.
+    nextpnr_opts : str
+        Further nextpnr options.
+    yosys_after_read : str
+        Yosys commands run on the design before synthesis.
     targets : tuple of str
         The :data:`TARGETS` this board builds (``rig`` always).
     soc_clocking : callable or None
@@ -83,6 +87,8 @@ class Board:
         at ``rtrig.boards.soc.SOC_CLK_HZ`` and, when ``with_rig``, ``sync`` at
         ``clk_freq`` (the SoC targets; the board's platform then has the resources
         ``soc_debug`` and ``soc_target`` of ``soc.py``).
+    rig_options : dict
+        Further :class:`Rig` parameters (e.g. ``loop_depth`` on a small FPGA).
     """
     name: str
     code: int
@@ -99,9 +105,11 @@ class Board:
     bitstream_ext: str = "bit"
     extra: object = None
     nextpnr_opts: str = ""
+    yosys_after_read: str = ""
     notes: tuple = field(default_factory=tuple)
     targets: tuple = ("rig",)
     soc_clocking: object = None
+    rig_options: dict = field(default_factory=dict, hash=False)
 
     @property
     def tick_ns(self):
@@ -112,7 +120,7 @@ class Board:
         ``kwargs`` are further Rig parameters."""
         return cls(clk_freq=self.clk_freq, baud=self.baud, board=self.code,
                    with_model=self.with_model, fifo_depth=self.fifo_depth,
-                   with_stats=self.with_stats, **kwargs)
+                   with_stats=self.with_stats, **{**self.rig_options, **kwargs})
 
     def top(self, target="rig", firmware=b""):
         """The top level of ``target`` (one of :attr:`targets`); ``firmware`` is the

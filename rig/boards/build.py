@@ -299,6 +299,7 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
     plan = platform.build(
         top, name=top_name, do_build=False,
         nextpnr_opts=f"--timing-allow-fail --report {report_name} {board.nextpnr_opts}",
+        **({"script_after_read": board.yosys_after_read} if board.yosys_after_read else {}),
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     cache_dir.mkdir(parents=True, exist_ok=True)

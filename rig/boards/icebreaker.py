@@ -39,6 +39,13 @@ _RIG = rig_resource(
 
 CLK_FREQ = 48_000_000
 
+#: The rig's block RAMs are FIFOs (``SyncFIFOBuffered``), which never read the entry
+#: being written in the same cycle. Telling Yosys so (the read port's data is undefined
+#: on a collision) spares the read-first emulation it would otherwise build around each
+#: iCE40 RAM: a copy of the written data, an address compare and a bypass mux, about
+#: 470 logic cells for the latency FIFO alone.
+_NO_COLLISION = "setparam -set COLLISION_X_MASK 1 t:$memrd_v2 r:CLK_ENABLE=1 %i"
+
 
 class RigICEBreakerPlatform(ICEBreakerPlatform):
     resources = [*ICEBreakerPlatform.resources, _RIG]
@@ -58,6 +65,10 @@ BOARDS = [
         platform=RigICEBreakerPlatform, clk_freq=CLK_FREQ, clocking=_clocking,
         # The small rig: no model target, no on-chip statistics (docs/boards.md).
         uart=("uart", 0), fifo_depth=256, with_model=False, with_stats=False,
+        # To fit the UP5K's 5280 logic cells: a loopback queue of 2 (a loopback
+        # delay of up to one stimulus period) and latency records registered once.
+        rig_options={"loop_depth": 2, "lat_out_reg": False},
+        yosys_after_read=_NO_COLLISION,
         programmer=_iceprog,
         bitstream_ext="bin",
     ),

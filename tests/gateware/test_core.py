@@ -116,9 +116,10 @@ def test_edge_detector_subtracts_synchroniser_delay():
 
 # Matcher ----------------------------------------------------------------------------
 
-def match(events, timeout=0, channel=1):
-    """events: list of (t, stim, rise, fall, pulse); returns emitted records."""
-    dut = LatencyMatcher(channel)
+def match(events, timeout=0, channel=1, out_reg=True, when=None):
+    """events: list of (t, stim, rise, fall, pulse); returns emitted records (and the
+    cycles they appear in, into ``when``)."""
+    dut = LatencyMatcher(channel, out_reg=out_reg)
     out = []
 
     async def tb(ctx):
@@ -138,6 +139,8 @@ def match(events, timeout=0, channel=1):
                     rec = ctx.get(r)
                     out.append((rec.pulse, rec.stim_t, rec.channel, rec.missed, rec.latency,
                                 rec.completion))
+                    if when is not None:
+                        when.append(t)
             await ctx.tick()
 
     run(dut, tb, "match")
@@ -177,6 +180,20 @@ def test_matcher_fall_and_stimulus_in_one_cycle():
     assert recs == [(0, 10, 1, 0, 2, 10), (1, 20, 1, 0, 1, 2)]
 
 
+MATCH_CASES = [
+    [(10, 1, 0, 0, 0), (17, 0, 1, 0, 0), (25, 0, 0, 1, 0)],
+    [(10, 1, 0, 0, 0), (20, 1, 0, 0, 1), (23, 0, 1, 0, 0), (24, 0, 0, 1, 0)],
+    [(10, 1, 0, 0, 0), (12, 0, 1, 0, 0), (20, 1, 0, 1, 1), (21, 0, 1, 0, 0), (22, 0, 0, 1, 0)],
+]
+
+
+@pytest.mark.parametrize("events", MATCH_CASES)
+def test_matcher_without_output_register_is_one_cycle_earlier(events):
+    when_reg, when_comb = [], []
+    assert match(events, out_reg=False, when=when_comb) == match(events, when=when_reg)
+    assert when_comb == [c - 1 for c in when_reg]
+
+
 # Merger -----------------------------------------------------------------------------
 
 def test_merger_counts_what_it_cannot_hold():
@@ -204,9 +221,11 @@ def test_merger_counts_what_it_cannot_hold():
 
 # Loopback ---------------------------------------------------------------------------
 
+@pytest.mark.parametrize("depth", [16, 2])
 @pytest.mark.parametrize("delay", [0, 1, 2, 5, 37])
-def test_loopback_delay_is_exact(delay):
-    dut = LoopbackTarget()
+def test_loopback_delay_is_exact(delay, depth):
+    # Period 40: a delay of 37 has three edges in flight, as many as depth 2 holds.
+    dut = LoopbackTarget(depth)
     stim, out = [], []
 
     async def tb(ctx):
@@ -221,6 +240,24 @@ def test_loopback_delay_is_exact(delay):
 
     run(dut, tb, "loop")
     assert [(c + delay, v) for c, v in edges(stim) if c + delay < 150] == edges(out)
+
+
+def test_loopback_counts_edges_beyond_its_depth():
+    # Depth 2 holds three edges in flight; with a delay of 57 (period 40, 10 high) the
+    # fourth edge (cycle 60) finds the queue full.
+    dut = LoopbackTarget(2)
+    lost = []
+
+    async def tb(ctx):
+        ctx.set(dut.delay, 57)
+        for c in range(70):
+            ctx.set(dut.stim, 1 if (c % 40) in range(10, 20) else 0)
+            ctx.set(dut.now, c)
+            lost.append(ctx.get(dut.lost))
+            await ctx.tick()
+
+    run(dut, tb, "loop_lost")
+    assert lost[60] == 0 and lost[61] == 1 and lost[-1] == 1
 
 
 # UART and packets -------------------------------------------------------------------
