@@ -72,15 +72,16 @@ class RecordMerger(wiring.Component):
         lost_q = Signal(range(n + 1))
         lost_terms = []
         for i in range(n):
-            with m.If(self.valid[i]):
-                with m.If(full[i] & ~taken[i]):
-                    lost_terms.append(Signal(name=f"lost{i}"))
-                    m.d.comb += lost_terms[-1].eq(1)
-                with m.Else():
-                    m.d.sync += held[i].eq(self.payload[i])
-                    m.d.sync += full[i].eq(1)
-            with m.Elif(taken[i]):
-                m.d.sync += full[i].eq(0)
+            # A free holding register follows its source every cycle, so its load
+            # enable does not depend on ``valid`` (only on flip-flops): ``full`` decides
+            # whether what it holds is a record.
+            free = Signal(name=f"free{i}")
+            m.d.comb += free.eq(~full[i] | taken[i])
+            with m.If(free):
+                m.d.sync += [held[i].eq(self.payload[i]), full[i].eq(self.valid[i])]
+            with m.Elif(self.valid[i]):
+                lost_terms.append(Signal(name=f"lost{i}"))
+                m.d.comb += lost_terms[-1].eq(1)
         if lost_terms:
             total = 0
             for s in lost_terms:

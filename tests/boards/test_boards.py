@@ -180,9 +180,12 @@ def test_board_build_meets_timing(built, name):
         pytest.fail(str(result))
     board = get_board(name)
     assert os.path.getsize(result.bitstream) > 0
-    (clk,) = result.clocks
-    assert clk.constraint_mhz == pytest.approx(board.clk_freq / 1e6, rel=1e-3)
-    assert clk.achieved_mhz >= clk.constraint_mhz
+    # The rig's clock, plus (on ECP5) the PLL output that times the lock synchroniser
+    # of the gated clock: every one is constrained at the tick rate and met.
+    assert result.clocks
+    for clk in result.clocks:
+        assert clk.constraint_mhz == pytest.approx(board.clk_freq / 1e6, rel=1e-3)
+        assert clk.achieved_mhz >= clk.constraint_mhz
     summary = json.loads(open(os.path.join(result.build_dir, "summary.json")).read())
     assert summary["board"] == name
 
