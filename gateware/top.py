@@ -211,8 +211,7 @@ class Rig(wiring.Component):
 
         # Targets
         m.submodules.loopback = loop = LoopbackTarget(self.loop_depth)
-        m.d.comb += [loop.stim.eq(stim.stim0), loop.delay.eq(rw["LOOP_DELAY"]),
-                     loop.now.eq(tb.now)]
+        m.d.comb += [loop.stim.eq(stim.stim0), loop.delay.eq(rw["LOOP_DELAY"])]
         target_pins = Signal(N_INPUTS)
         sel = rw["TARGET_SEL"]
         truth_src = None

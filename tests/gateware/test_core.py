@@ -233,7 +233,6 @@ def test_loopback_delay_is_exact(delay, depth):
         for c in range(150):
             s = 1 if (c % 40) in range(10, 20) else 0
             ctx.set(dut.stim, s)
-            ctx.set(dut.now, c)
             stim.append(s)
             out.append(ctx.get(dut.out))
             await ctx.tick()
@@ -252,7 +251,6 @@ def test_loopback_counts_edges_beyond_its_depth():
         ctx.set(dut.delay, 57)
         for c in range(70):
             ctx.set(dut.stim, 1 if (c % 40) in range(10, 20) else 0)
-            ctx.set(dut.now, c)
             lost.append(ctx.get(dut.lost))
             await ctx.tick()
 
