@@ -1,6 +1,6 @@
 """Merge record sources that cannot wait into one stream, counting what is lost."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -23,8 +23,8 @@ class RecordMerger(wiring.Component):
         Per source: the record.
     out : Out(stream.Signature(shape))
     overflow : Out(32)
-        Records dropped since ``clear``; registered, so a drop shows one cycle after
-        the cycle in which it happened.
+        Records dropped since ``clear``; a drop shows two cycles after the cycle in
+        which it happened.
     clear : In(1)
     """
 
@@ -68,30 +68,27 @@ class RecordMerger(wiring.Component):
             with m.Else():
                 m.d.sync += sel.eq(sel + 1)
 
-        lost = Signal(range(n + 1))
         lost_q = Signal(range(n + 1))
-        lost_terms = []
+        frees = []
         for i in range(n):
             # A free holding register follows its source every cycle, so its load
             # enable does not depend on ``valid`` (only on flip-flops): ``full`` decides
             # whether what it holds is a record.
             free = Signal(name=f"free{i}")
+            frees.append(free)
             m.d.comb += free.eq(~full[i] | taken[i])
             with m.If(free):
                 m.d.sync += [held[i].eq(self.payload[i]), full[i].eq(self.valid[i])]
-            with m.Elif(self.valid[i]):
-                lost_terms.append(Signal(name=f"lost{i}"))
-                m.d.comb += lost_terms[-1].eq(1)
-        if lost_terms:
-            total = 0
-            for s in lost_terms:
-                total = total + s
-            m.d.comb += lost.eq(total)
-        # The drop count is registered before it is added: the adder's carry chain
-        # stays off the path from the downstream ``ready``.
-        m.d.sync += lost_q.eq(lost)
+        # Drops: one flip-flop per source, counted in the next cycle, added in the one
+        # after (the downstream ``ready`` reaches only the per-source flip-flops).
+        lost_bits = Signal(n)
+        m.d.sync += lost_bits.eq(self.valid & ~Cat(*frees))
+        total = 0
+        for i in range(n):
+            total = total + lost_bits[i]
+        m.d.sync += lost_q.eq(total)
         with m.If(self.clear):
-            m.d.sync += [self.overflow.eq(0), lost_q.eq(0)]
+            m.d.sync += [self.overflow.eq(0), lost_q.eq(0), lost_bits.eq(0)]
         with m.Else():
             m.d.sync += self.overflow.eq(self.overflow + lost_q)
         return m

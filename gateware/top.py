@@ -57,23 +57,29 @@ def _pkt(m, ptype, length, record, src):
     return s
 
 
-def _space(m, f):
-    """A registered ``w_rdy`` for FIFO ``f``: room for two more records (the flag lags
-    the level by one cycle, in which one record may be written). Keeps the FIFO's level
-    compare off the record mergers' holding-register enables; costs two entries."""
+def _space(m, f, ahead):
+    """A registered ``w_rdy`` for FIFO ``f``: room for ``ahead`` more records (the
+    records already on their way to it, plus one: the flag lags the level by one
+    cycle). Keeps the FIFO's level compare off the record mergers' paths."""
     space = Signal()
-    m.d.sync += space.eq(f.w_level < f.depth - 2)
+    m.d.sync += space.eq(f.w_level < f.depth - ahead)
     return space
 
 
 def _record_fifo(m, merger, shape, depth, clear, overflow_reg, count_reg):
     """The FIFO behind a :class:`RecordMerger`: the merger's drops go to
-    ``overflow_reg``, records written since ``clear`` to ``count_reg``."""
+    ``overflow_reg``, records written since ``clear`` to ``count_reg``.
+
+    A record leaving the merger is registered once before it is written (the FIFO, in
+    block RAM, sits elsewhere on the chip than the merger), so up to two records are
+    on their way to the FIFO when the merger sees its space flag."""
     q = fifo.SyncFIFOBuffered(width=shape.as_shape().size, depth=depth + 1)
+    w_en, w_data = Signal(), Signal.like(q.w_data)
+    m.d.sync += [w_en.eq(merger.out.valid & merger.out.ready), w_data.eq(merger.out.payload)]
     m.d.comb += [
-        q.w_data.eq(merger.out.payload),
-        q.w_en.eq(merger.out.valid & merger.out.ready),
-        merger.out.ready.eq(_space(m, q)),
+        q.w_data.eq(w_data),
+        q.w_en.eq(w_en),
+        merger.out.ready.eq(_space(m, q, 3)),
         overflow_reg.eq(merger.overflow),
     ]
     with m.If(clear):
