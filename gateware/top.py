@@ -151,6 +151,9 @@ class Rig(wiring.Component):
                 "soc_console_valid": Out(1), "soc_console_data": Out(8),
                 "soc_exit_valid": Out(1), "soc_exit_code": Out(32),
                 "soc_trace_valid": Out(1), "soc_trace_data": Out(32),
+                # Its GPIO outputs (ISR_OUT, APP_OUT, HEARTBEAT, MARKER0..2), domain
+                # "soc": what TARGET_SEL = SOC routes to the capture, for header pins.
+                "soc_gpio_out": Out(N_INPUTS),
             })
         super().__init__(members)
 
@@ -269,7 +272,7 @@ class Rig(wiring.Component):
                 ro["CAPS"].eq(caps | 1 << Target.SOC),
             ]
             for name in ("console_valid", "console_data", "exit_valid", "exit_code",
-                         "trace_valid", "trace_data"):
+                         "trace_valid", "trace_data", "gpio_out"):
                 m.d.comb += getattr(self, f"soc_{name}").eq(getattr(soc, name))
             with m.If(sel == Target.SOC):
                 m.d.comb += target_pins.eq(soc.gpio_out)

@@ -22,14 +22,13 @@ twin's, ``firmware/build/rtrig-soc/rt_test.bin``).
 
 from pathlib import Path
 
-from amaranth import ClockDomain, Elaboratable, Module, Signal
+from amaranth import ClockDomain, Elaboratable, Module
 from amaranth.build import Pins, Resource, Subsignal
 from amaranth.hdl import DomainRenamer
 from amaranth.lib import fifo, io, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtrig.gateware.soc import N_GPIO_OUT, SoC, load_image, vexriscv_verilog
-from rtrig.gateware.top import Rig
 from rtrig.gateware.uart import UARTTx
 from rtrig.host.errors import SimulationError, ToolchainError, UsageError
 
@@ -37,7 +36,7 @@ from .board import RIG_INPUTS, BoardTop
 
 __all__ = ["SOC_CLK_HZ", "CONSOLE_BAUD", "CONSOLE_FIFO_DEPTH", "SOC_DEBUG_OUTPUTS",
            "SOC_TARGET_INPUTS", "SOC_TARGET_OUTPUTS", "soc_debug_resource",
-           "soc_target_resource", "firmware_path", "firmware_image", "SoCRig", "Console", "RigSoCTop",
+           "soc_target_resource", "firmware_path", "firmware_image", "Console", "RigSoCTop",
            "SoCTargetTop"]
 
 #: The SoC's clock (domain ``soc``); firmware/boards/rtrig-soc/soc_map.h, SOC_CPU_HZ.
@@ -115,27 +114,6 @@ def _add_vexriscv(platform):
     platform.add_file(path.name, path.read_text())
 
 
-class SoCRig(Rig):
-    """``Rig(with_soc=True)`` that also gives the SoC's GPIO outputs to the board top.
-
-    Attributes
-    ----------
-    soc_gpio_out : Signal(6)
-        The SoC's GPIO output register (ISR_OUT, APP_OUT, HEARTBEAT, MARKER0..2), in
-        the ``soc`` domain; what ``TARGET_SEL = SOC`` routes to the capture.
-    """
-
-    def __init__(self, **kwargs):
-        super().__init__(with_soc=True, **kwargs)
-        self.soc_gpio_out = Signal(N_GPIO_OUT)
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        # The Rig builds its SoC as submodule "soc" (gateware/top.py).
-        m.d.comb += self.soc_gpio_out.eq(m.submodules.soc.gpio_out)
-        return m
-
-
 class Console(wiring.Component):
     """The SoC's console bytes out on a UART (8N1), through a FIFO.
 
@@ -178,7 +156,7 @@ class Console(wiring.Component):
 class RigSoCTop(BoardTop):
     """The board's rig with the reference SoC built in (target ``soc``).
 
-    :class:`BoardTop` with a :class:`SoCRig` running ``firmware``, the board's
+    :class:`BoardTop` with a ``Rig(with_soc=True)`` running ``firmware``, the board's
     ``soc_clocking`` driving ``sync`` and ``soc``, and the SoC's pins copied to the
     ``soc_debug`` resource. The copies come from the same flip-flops as the internal
     signals (STIM0 and LOAD_EN from the rig's, the GPIO outputs from the SoC's
@@ -190,7 +168,7 @@ class RigSoCTop(BoardTop):
         self.firmware = bytes(firmware)
 
     def rig(self):
-        return self.board.rig(SoCRig, soc_firmware=self.firmware)
+        return self.board.rig(with_soc=True, soc_firmware=self.firmware)
 
     def clocking(self, platform):
         return self.board.soc_clocking(platform, with_rig=True)

@@ -28,10 +28,10 @@ from rtrig.boards.soc import (
     SOC_TARGET_INPUTS,
     SOC_TARGET_OUTPUTS,
     Console,
-    SoCRig,
     firmware_image,
 )
 from rtrig.gateware.soc import RAM_BYTES
+from rtrig.gateware.top import Rig
 from rtrig.host.errors import ToolchainError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,7 +142,7 @@ class _FakeSoC(wiring.Component):
 def test_soc_rig_hands_out_the_soc_gpio(monkeypatch):
     import rtrig.gateware.soc
     monkeypatch.setattr(rtrig.gateware.soc, "SoC", _FakeSoC)
-    rig = SoCRig(with_model=False, with_stats=False, fifo_depth=16)
+    rig = Rig(with_soc=True, with_model=False, with_stats=False, fifo_depth=16)
     sim = Simulator(rig)
     sim.add_clock(1e-8, domain="sync")
     sim.add_clock(2e-8, domain="soc")
