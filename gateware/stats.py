@@ -575,12 +575,16 @@ class Statistics(wiring.Component):
             cs = ChannelStats(self.n_bins, self.count_width)
             m.submodules[f"ch{ch}"] = cs
             chans.append(cs)
+            # Each channel's word select is its own register next to its word mux (the
+            # init value differs per channel only so that synthesis keeps the copies).
+            word_sel = Signal(5, init=ch, name=f"word_sel{ch}")
+            m.d.sync += word_sel.eq(stat_ptr[:5])
             m.d.comb += [
                 cs.enable.eq(self.enable), cs.clear.eq(self.clear),
                 cs.rec_a_valid.eq(self.rec_a_valid[ch]), cs.rec_a.eq(self.rec_a[ch]),
                 cs.rec_b_valid.eq(self.rec_b_valid[ch]), cs.rec_b.eq(self.rec_b[ch]),
                 cs.bin_shift.eq(self.bin_shift), cs.bin_offset.eq(self.bin_offset),
-                cs.word_sel.eq(stat_ptr[:5]), cs.hist_addr.eq(hist_ptr[:bin_bits]),
+                cs.word_sel.eq(word_sel), cs.hist_addr.eq(hist_ptr[:bin_bits]),
             ]
             busy = busy | cs.busy
             drops = drops + cs.drops
