@@ -71,8 +71,12 @@ class PacketRx(wiring.Component):
         in_v, b = Signal(), Signal(8)
         is_end, is_esc, is_esc_end, is_esc_esc = Signal(), Signal(), Signal(), Signal()
         go = Signal()           # the held byte is decoded this cycle
-        m.d.comb += [go.eq(in_v & ~self.cmd.valid),
-                     self.bytes_in.ready.eq(~in_v | ~self.cmd.valid)]
+        # A closing END is checked in its cycle (``ok``, one flip-flop) and the command
+        # issued in the next (``ending``): the command register's load enable starts at
+        # flip-flops, not at the length, type and CRC checks.
+        ending, ok = Signal(), Signal()
+        m.d.comb += [go.eq(in_v & ~self.cmd.valid & ~ending),
+                     self.bytes_in.ready.eq(~in_v | (~self.cmd.valid & ~ending))]
         with m.If(go):
             m.d.sync += in_v.eq(0)
         with m.If(self.bytes_in.valid & self.bytes_in.ready):
@@ -82,23 +86,27 @@ class PacketRx(wiring.Component):
                          is_esc_esc.eq(nb == SLIP_ESC_ESC)]
         byte = Signal(8)
         store = Signal()
+        ptype = buf[0:8]
+        with m.If(ending):
+            m.d.sync += ending.eq(0)
+            with m.If(ok):
+                m.d.sync += [
+                    self.cmd.valid.eq(1),
+                    self.cmd.payload.type.eq(ptype),
+                    self.cmd.payload.seq.eq(buf[8:16]),
+                    self.cmd.payload.addr.eq(buf[16:32]),
+                    self.cmd.payload.value.eq(
+                        Mux(ptype == PacketType.WRITE, buf[32:64], buf[32:48])),
+                ]
+            with m.Else():
+                m.d.comb += err.eq(1)
         with m.If(go):
             with m.If(is_end):
                 with m.If(count != 0):
-                    ptype = buf[0:8]
                     good_len = Mux(ptype == PacketType.WRITE, count == 10,
                                    Mux(ptype == PacketType.READ, count == 8, 0))
-                    with m.If(~bad & ~esc & good_len & crc_.match_detected):
-                        m.d.sync += [
-                            self.cmd.valid.eq(1),
-                            self.cmd.payload.type.eq(ptype),
-                            self.cmd.payload.seq.eq(buf[8:16]),
-                            self.cmd.payload.addr.eq(buf[16:32]),
-                            self.cmd.payload.value.eq(
-                                Mux(ptype == PacketType.WRITE, buf[32:64], buf[32:48])),
-                        ]
-                    with m.Else():
-                        m.d.comb += err.eq(1)
+                    m.d.sync += [ending.eq(1),
+                                 ok.eq(~bad & ~esc & good_len & crc_.match_detected)]
                 m.d.sync += [count.eq(0), esc.eq(0), bad.eq(0)]
             with m.Elif(esc):
                 m.d.sync += esc.eq(0)

@@ -366,10 +366,14 @@ def rx_packets(wire):
         for b in wire:
             ctx.set(dut.bytes_in.payload, b)
             ctx.set(dut.bytes_in.valid, 1)
-            await ctx.tick().until(dut.bytes_in.ready)
-            if ctx.get(dut.cmd.valid):
-                c = ctx.get(dut.cmd.payload)
-                cmds.append((c.type, c.seq, c.addr, c.value))
+            while True:                       # every cycle: a command is a one-cycle beat
+                if ctx.get(dut.cmd.valid):
+                    c = ctx.get(dut.cmd.payload)
+                    cmds.append((c.type, c.seq, c.addr, c.value))
+                taken = ctx.get(dut.bytes_in.ready)
+                await ctx.tick()
+                if taken:
+                    break
         ctx.set(dut.bytes_in.valid, 0)
         for _ in range(3):
             await ctx.tick()
