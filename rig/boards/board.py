@@ -78,6 +78,9 @@ class Board:
         ``extra(m, platform)`` for board-specific housekeeping pins.
     nextpnr_opts : str
         Further nextpnr options.
+    seeds : tuple of int
+        nextpnr seeds, in order: the build places and routes with the first and,
+        while timing is missed, again with the next (synthesis is not repeated).
     yosys_after_read : str
         Yosys commands run on the design before synthesis.
     targets : tuple of str
@@ -105,6 +108,7 @@ class Board:
     bitstream_ext: str = "bit"
     extra: object = None
     nextpnr_opts: str = ""
+    seeds: tuple = (1,)
     yosys_after_read: str = ""
     notes: tuple = field(default_factory=tuple)
     targets: tuple = ("rig",)

@@ -16,6 +16,7 @@ from amaranth.lib import io
 from click.testing import CliRunner
 
 from rtrig.boards import BOARDS, DEFAULT_BOARDS, BoardTop, get_board
+from rtrig.boards import build as build_mod
 from rtrig.boards.board import RIG_INPUTS, RIG_OUTPUTS
 from rtrig.boards.build import (
     TimingError,
@@ -221,6 +222,27 @@ def test_impossible_constraint_fails(tmp_path):
     with pytest.raises(TimingError, match="needs 400.0 MHz"):
         build("counter", board=board, top=_CounterTop(board), build_root=tmp_path,
               require_hz=400e6)
+
+
+@needs_tools
+def test_missed_timing_is_retried_with_the_next_seed(tmp_path, monkeypatch):
+    # The first seed's result is declared a miss: the build places and routes again
+    # with the next seed (without synthesising again) and reports which seed made it.
+    board = dataclasses.replace(get_board("icebreaker"), name="counter", seeds=(1, 7))
+    calls = []
+
+    def first_misses(report, board_name, domains):
+        calls.append(board_name)
+        return len(calls) > 1
+
+    monkeypatch.setattr(build_mod, "_timing_met", first_misses)
+    result = build("counter", board=board, top=_CounterTop(board), build_root=tmp_path)
+    assert (result.seed, result.seeds_missed) == (7, [1])
+    pnr = open(os.path.join(result.build_dir, "build_rtrig_counter_pnr.sh")).read()
+    assert "YOSYS" not in pnr.split("NEXTPNR")[1]       # only place, route and pack again
+    assert os.path.getsize(result.bitstream) > 0 and result.clocks[0].ok
+    summary = json.loads(open(os.path.join(result.build_dir, "summary.json")).read())
+    assert summary["seed"] == 7 and summary["seeds_missed"] == [1]
 
 
 #: The SoC bitstreams (board, target): the rig with the SoC, and the SoC alone.
