@@ -81,6 +81,10 @@ class Board:
     seeds : tuple of int
         nextpnr seeds, in order: the build places and routes with the first and,
         while timing is missed, again with the next (synthesis is not repeated).
+    pnr_timeout : int
+        Seconds one build step (synthesis with the first place and route, or a
+        retry) may take; nextpnr's timing-driven rip-up can keep routing for a long
+        time when timing is out of reach. A step that runs out counts as a miss.
     yosys_after_read : str
         Yosys commands run on the design before synthesis.
     targets : tuple of str
@@ -109,6 +113,7 @@ class Board:
     extra: object = None
     nextpnr_opts: str = ""
     seeds: tuple = (1,)
+    pnr_timeout: int = 1200
     yosys_after_read: str = ""
     notes: tuple = field(default_factory=tuple)
     targets: tuple = ("rig",)

@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -315,15 +316,20 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
     # The wasm tools may only write below their working directory, so run there.
     plan.extract(str(out_dir))
     log_path = out_dir / "build.log"
-    with open(log_path, "w") as f:
-        proc = subprocess.run(["sh", f"{plan.script}.sh"], cwd=out_dir, env=tool_env(cache_dir),
-                              stdout=f, stderr=subprocess.STDOUT)
+    log_path.write_text("")
+    report_path = out_dir / report_name
+    report_path.unlink(missing_ok=True)        # (a stale one from an earlier build)
+    returncode = _run(["sh", f"{plan.script}.sh"], out_dir, tool_env(cache_dir), log_path,
+                      board.pnr_timeout)
     seconds = time.monotonic() - t0
-    if proc.returncode != 0:
+    if returncode is not None and returncode != 0:
         tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
         last = next((ln for ln in reversed(tail) if "ERROR" in ln), tail[-1] if tail else "")
         raise ToolchainError(f"{board.name}: build failed: {last.strip()}",
                              hint=f"full log: {log_path}")
+    if returncode is None and not (out_dir / f"{top_name}.json").exists():
+        raise ToolchainError(f"{board.name}: synthesis did not finish within "
+                             f"{board.pnr_timeout} s", hint=f"full log: {log_path}")
 
     ext = "bin" if family == "ice40" else "bit"
     result = BuildResult(
@@ -334,19 +340,28 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
     )
     if target == "soc-alone":          # no rig, so no tick: the SoC's clock
         result.clk_hz, result.tick_ns = result.domains["soc"], None
-    report = json.loads((out_dir / report_name).read_text())
+    # None: place and route ran out of time (a miss).
+    report = json.loads(report_path.read_text()) if report_path.exists() else None
     result.seed = seeds[0]
     # A miss by placement luck: place and route again with the board's next seed
     # (synthesis is not repeated), until one meets timing or the seeds run out.
     for seed in seeds[1:]:
-        if not check or _timing_met(report, board.name, result.domains):
+        if report is not None and (not check or _timing_met(report, board.name,
+                                                             result.domains)):
             break
         result.seeds_missed.append(result.seed)
         print(f"{board.name}: timing missed with nextpnr seed {result.seed}; "
               f"trying seed {seed}", file=sys.stderr, flush=True)
-        _place_and_route(out_dir, plan.script, cache_dir, seed, log_path, board.name)
+        report_path.unlink(missing_ok=True)
+        _place_and_route(out_dir, plan.script, cache_dir, seed, log_path, board)
         result.seed = seed
-        report = json.loads((out_dir / report_name).read_text())
+        report = json.loads(report_path.read_text()) if report_path.exists() else None
+    if report is None:
+        tried = ", ".join(map(str, result.seeds_missed + [result.seed]))
+        raise TimingError(
+            f"{board.name}: place and route did not finish within {board.pnr_timeout} s "
+            f"(nextpnr seeds {tried}; its timing-driven rip-up keeps routing while "
+            f"timing fails)", hint=f"full log: {log_path}")
     result.seconds = round(time.monotonic() - t0, 1)
     result.resources = parse_utilisation(report, family, out_dir / f"{top_name}.rpt")
     try:
@@ -373,9 +388,24 @@ def _timing_met(report, board_name, domains):
     return True
 
 
-def _place_and_route(out_dir, script, cache_dir, seed, log_path, board_name):
+def _run(cmd, cwd, env, log_path, timeout):
+    """Run ``cmd`` (its own process group), appending to ``log_path``; its exit code,
+    or None when it ran out of ``timeout`` seconds and was killed with its children."""
+    with open(log_path, "a") as f:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            print(f"timeout: killed after {timeout} s", file=f)
+            return None
+
+
+def _place_and_route(out_dir, script, cache_dir, seed, log_path, board):
     """Rerun the build script's steps after synthesis (nextpnr, then the packer) with
-    nextpnr seed ``seed``."""
+    nextpnr seed ``seed`` (a run out of time leaves no report)."""
     lines = (out_dir / f"{script}.sh").read_text().splitlines()
     first = next(i for i, ln in enumerate(lines) if ln.startswith('"$NEXTPNR_'))
     head = [ln for ln in lines[:first] if not ln.startswith('"$')]
@@ -383,11 +413,9 @@ def _place_and_route(out_dir, script, cache_dir, seed, log_path, board_name):
     retry.write_text("\n".join(head + lines[first:]) + "\n")
     env = tool_env(cache_dir)
     env[_SEED_VAR] = str(seed)
-    with open(log_path, "a") as f:
-        proc = subprocess.run(["sh", retry.name], cwd=out_dir, env=env,
-                              stdout=f, stderr=subprocess.STDOUT)
-    if proc.returncode != 0:
-        raise ToolchainError(f"{board_name}: place and route with seed {seed} failed",
+    returncode = _run(["sh", retry.name], out_dir, env, log_path, board.pnr_timeout)
+    if returncode is not None and returncode != 0:
+        raise ToolchainError(f"{board.name}: place and route with seed {seed} failed",
                              hint=f"full log: {log_path}")
 
 
