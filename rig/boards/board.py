@@ -96,6 +96,9 @@ class Board:
         ``soc_debug`` and ``soc_target`` of ``soc.py``).
     rig_options : dict
         Further :class:`Rig` parameters (e.g. ``loop_depth`` on a small FPGA).
+    soc_rig_clk : int
+        The rig's ``sync`` clock in Hz in the ``soc`` target (rig and SoC on one
+        board), when it differs from ``clk_freq``; 0: ``clk_freq``.
     """
     name: str
     code: int
@@ -119,6 +122,7 @@ class Board:
     targets: tuple = ("rig",)
     soc_clocking: object = None
     rig_options: dict = field(default_factory=dict, hash=False)
+    soc_rig_clk: int = 0
 
     @property
     def tick_ns(self):
@@ -127,9 +131,15 @@ class Board:
     def rig(self, cls=Rig, **kwargs):
         """The :class:`Rig` (or ``cls``, a subclass) configured for this board;
         ``kwargs`` are further Rig parameters."""
-        return cls(clk_freq=self.clk_freq, baud=self.baud, board=self.code,
-                   with_model=self.with_model, fifo_depth=self.fifo_depth,
-                   with_stats=self.with_stats, **{**self.rig_options, **kwargs})
+        params = dict(clk_freq=self.clk_freq, baud=self.baud, board=self.code,
+                      with_model=self.with_model, fifo_depth=self.fifo_depth,
+                      with_stats=self.with_stats)
+        return cls(**{**params, **self.rig_options, **kwargs})
+
+    @property
+    def soc_sync_hz(self):
+        """The rig's ``sync`` (tick) frequency in the ``soc`` target."""
+        return self.soc_rig_clk or self.clk_freq
 
     def top(self, target="rig", firmware=b""):
         """The top level of ``target`` (one of :attr:`targets`); ``firmware`` is the

@@ -253,7 +253,7 @@ def _domains(board, target):
     if target == "rig":
         return {"sync": board.clk_freq}
     if target == "soc":
-        return {"sync": board.clk_freq, "soc": SOC_CLK_HZ}
+        return {"sync": board.soc_sync_hz, "soc": SOC_CLK_HZ}
     return {"soc": SOC_CLK_HZ}
 
 
@@ -340,6 +340,8 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
     )
     if target == "soc-alone":          # no rig, so no tick: the SoC's clock
         result.clk_hz, result.tick_ns = result.domains["soc"], None
+    elif target == "soc":
+        result.clk_hz, result.tick_ns = board.soc_sync_hz, 1e9 / board.soc_sync_hz
     # None: place and route ran out of time (a miss).
     report = json.loads(report_path.read_text()) if report_path.exists() else None
     result.seed = seeds[0]
