@@ -10,7 +10,6 @@ import json
 import os
 import time
 
-import click
 import pytest
 from amaranth import ClockDomain, Elaboratable, Module, Signal
 from amaranth.lib import io
@@ -94,34 +93,24 @@ def test_unknown_board_is_a_usage_error(tmp_path):
         build("no-such-board", build_root=tmp_path)
 
 
-def _cli():
-    from rtrig.host.cli_boards import register
-
-    @click.group()
-    def cli():
-        pass
-    register(cli)
-    return cli
-
-
-def test_cli_lists_boards():
-    out = CliRunner().invoke(_cli(), ["build", "--list"])
+def test_cli_lists_boards(boards_cli):
+    out = CliRunner().invoke(boards_cli, ["build", "--list"])
     assert out.exit_code == 0
     for name in BOARDS:
         assert name in out.output
 
 
-def test_flash_without_bitstream_says_build_first(tmp_path):
-    out = CliRunner().invoke(_cli(), ["flash", "icebreaker", "--build-root", str(tmp_path)])
+def test_flash_without_bitstream_says_build_first(tmp_path, boards_cli):
+    out = CliRunner().invoke(boards_cli, ["flash", "icebreaker", "--build-root", str(tmp_path)])
     assert isinstance(out.exception, UsageError)
     assert "rtrig build icebreaker" in out.exception.hint
 
 
-def test_flash_dry_run_prints_the_command(tmp_path):
+def test_flash_dry_run_prints_the_command(tmp_path, boards_cli):
     bit = flash_command("ulx3s", tmp_path)[-1]
     os.makedirs(os.path.dirname(bit))
     open(bit, "wb").close()
-    out = CliRunner().invoke(_cli(), ["flash", "ulx3s", "--dry-run", "--build-root",
+    out = CliRunner().invoke(boards_cli, ["flash", "ulx3s", "--dry-run", "--build-root",
                                       str(tmp_path)])
     assert out.exit_code == 0
     assert out.output.strip() == f"openFPGALoader -b ulx3s {bit}"

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
 from amaranth import C, Cat, Module
 from amaranth.lib import wiring
@@ -311,34 +310,24 @@ def calls(monkeypatch):
     return seen
 
 
-def _cli():
-    from rtrig.host.cli_boards import register
-
-    @click.group()
-    def cli():
-        pass
-    register(cli)
-    return cli
-
-
 @pytest.mark.parametrize("target", ["soc", "soc-alone"])
-def test_cli_passes_the_target(calls, target):
-    out = CliRunner().invoke(_cli(), ["build", "ulx3s", "--target", target,
+def test_cli_passes_the_target(calls, target, boards_cli):
+    out = CliRunner().invoke(boards_cli, ["build", "ulx3s", "--target", target,
                                       "--firmware", "fw.bin"])
     assert isinstance(out.exception, UsageError)
     assert calls == [("ulx3s", {"build_root": None, "require_hz": None, "target": target,
                                 "firmware": "fw.bin"})]
 
 
-def test_cli_refuses_a_target_the_board_lacks(calls):
-    out = CliRunner().invoke(_cli(), ["build", "icebreaker", "--target", "soc"])
+def test_cli_refuses_a_target_the_board_lacks(calls, boards_cli):
+    out = CliRunner().invoke(boards_cli, ["build", "icebreaker", "--target", "soc"])
     assert isinstance(out.exception, UsageError) and not calls
-    out = CliRunner().invoke(_cli(), ["build", "--all", "--target", "soc"])
+    out = CliRunner().invoke(boards_cli, ["build", "--all", "--target", "soc"])
     assert isinstance(out.exception, UsageError) and not calls
 
 
-def test_cli_lists_targets():
-    out = CliRunner().invoke(_cli(), ["build", "--list"])
+def test_cli_lists_targets(boards_cli):
+    out = CliRunner().invoke(boards_cli, ["build", "--list"])
     assert "targets rig, soc, soc-alone" in out.output
 
 
