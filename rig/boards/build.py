@@ -318,7 +318,9 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
     log_path = out_dir / "build.log"
     log_path.write_text("")
     report_path = out_dir / report_name
-    report_path.unlink(missing_ok=True)        # (a stale one from an earlier build)
+    netlist_path = out_dir / f"{top_name}.json"
+    for stale in (report_path, netlist_path):  # (from an earlier build)
+        stale.unlink(missing_ok=True)
     returncode = _run(["sh", f"{plan.script}.sh"], out_dir, tool_env(cache_dir), log_path,
                       board.pnr_timeout)
     seconds = time.monotonic() - t0
@@ -327,7 +329,7 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
         last = next((ln for ln in reversed(tail) if "ERROR" in ln), tail[-1] if tail else "")
         raise ToolchainError(f"{board.name}: build failed: {last.strip()}",
                              hint=f"full log: {log_path}")
-    if returncode is None and not (out_dir / f"{top_name}.json").exists():
+    if returncode is None and not netlist_path.exists():
         raise ToolchainError(f"{board.name}: synthesis did not finish within "
                              f"{board.pnr_timeout} s", hint=f"full log: {log_path}")
 
