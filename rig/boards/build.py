@@ -323,7 +323,6 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
         stale.unlink(missing_ok=True)
     returncode = _run(["sh", f"{plan.script}.sh"], out_dir, tool_env(cache_dir), log_path,
                       board.pnr_timeout)
-    seconds = time.monotonic() - t0
     if returncode is not None and returncode != 0:
         tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
         last = next((ln for ln in reversed(tail) if "ERROR" in ln), tail[-1] if tail else "")
@@ -334,16 +333,15 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
                              f"{board.pnr_timeout} s", hint=f"full log: {log_path}")
 
     ext = "bin" if family == "ice40" else "bit"
+    domains = _domains(board, target)
+    # The rig's tick; without a rig (soc-alone) no tick, and the SoC's clock.
+    tick_hz = domains.get("sync")
     result = BuildResult(
         board=board.name, device=f"{platform.device}-{platform.package}",
         build_dir=str(out_dir), bitstream=str(out_dir / f"{top_name}.{ext}"),
-        clk_hz=board.clk_freq, tick_ns=board.tick_ns, seconds=round(seconds, 1),
-        target=target, domains=_domains(board, target), firmware=fw_info,
+        clk_hz=tick_hz or domains["soc"], tick_ns=tick_hz and 1e9 / tick_hz, seconds=0.0,
+        target=target, domains=domains, firmware=fw_info,
     )
-    if target == "soc-alone":          # no rig, so no tick: the SoC's clock
-        result.clk_hz, result.tick_ns = result.domains["soc"], None
-    elif target == "soc":
-        result.clk_hz, result.tick_ns = board.soc_sync_hz, 1e9 / board.soc_sync_hz
     # None: place and route ran out of time (a miss).
     report = json.loads(report_path.read_text()) if report_path.exists() else None
     result.seed = seeds[0]

@@ -155,12 +155,13 @@ class ECP5PLL(Elaboratable):
             o_LOCK=locked,
             **outputs,
         )
-        # The lock signal, synchronised to the free-running CLKOP, enables the gated
-        # clocks (a DCCA switches its output on and off without glitches).
-        m.domains.pll_fb = ClockDomain("pll_fb", local=True, reset_less=True)
-        m.d.comb += ClockSignal("pll_fb").eq(raw[self.domain])
-        clk_en = Signal()
-        m.submodules.lock_sync = FFSynchronizer(locked, clk_en, o_domain="pll_fb")
+        if self.gated:
+            # The lock signal, synchronised to the free-running CLKOP, enables the gated
+            # clocks (a DCCA switches its output on and off without glitches).
+            m.domains.pll_fb = ClockDomain("pll_fb", local=True, reset_less=True)
+            m.d.comb += ClockSignal("pll_fb").eq(raw[self.domain])
+            clk_en = Signal()
+            m.submodules.lock_sync = FFSynchronizer(locked, clk_en, o_domain="pll_fb")
         for domain in self.domains:
             if domain in self.gated:
                 m.submodules[f"gate_{domain}"] = Instance(
