@@ -1,0 +1,215 @@
+"""Stimulus → response matching for small FPGAs: the latency matcher, built for area."""
+
+from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .matcher import LatencyRecord
+from .timebase import TIME_WIDTH
+
+__all__ = ["LeanLatencyMatcher"]
+
+
+# State: bit 1 "the response has risen, waiting for its fall", bit 0 "a pulse waits for
+# a rise" (the current one in _WAIT_RISE, a queued one in _WAIT_FALL_Q).
+_IDLE, _WAIT_RISE, _WAIT_FALL, _WAIT_FALL_Q = 0b00, 0b01, 0b10, 0b11
+
+
+class LeanLatencyMatcher(wiring.Component):
+    """Matches stimulus pulses with one response channel, in few logic cells.
+
+    The matching is that of :class:`~rtrig.gateware.matcher.LatencyMatcher` (same
+    records, same contents): per stimulus pulse the first response rising edge after it
+    gives ``latency``, the following falling edge ``completion``. A pulse whose response
+    has not risen when the next pulse arrives (or after ``timeout`` ticks, if nonzero)
+    is ``missed``; the timeout bounds the wait for the rise only. Edges in one cycle are
+    ordered: response fall (belongs to the older pulse), stimulus, response rise
+    (belongs to the newer pulse). A response still high when the next pulse arrives
+    keeps its pulse; the new pulse waits behind it, and a pulse already waiting there
+    is missed. ``clear`` or a low ``enable`` drop the pulses held (without records);
+    the edges of that cycle are matched from the empty state.
+
+    Timeout: the pulse is missed if its response rises ``timeout`` or more ticks after
+    it (a rise at ``timeout - 1`` ticks still counts). With ``step=1`` this is exactly
+    :class:`LatencyMatcher`'s timeout. The missed record is emitted in the first cycle
+    after the pulse's own whose time ``t`` (or ``t + in_phase`` of a response edge in
+    that cycle) is ``timeout`` or more ticks after the pulse, unless a stimulus in that
+    cycle replaces the pulse (then it is missed through ``rec_b``, same contents).
+
+    Parameters
+    ----------
+    channel : int
+        Channel number written into the records.
+    step : int
+        Ticks per cycle: 1 (``t`` advances by one per cycle) or 2 (DDR-sampled
+        response: ticks are half clock periods, ``t`` is even and advances by two per
+        cycle, and ``in_phase`` tells in which half a response edge happened).
+
+    Members
+    -------
+    enable, clear : In(1)
+    stim_rise : In(1)
+        A stimulus pulse rose at time ``t`` (always the even phase with ``step=2``).
+    in_rise, in_fall : In(1)
+        The response rose / fell at time ``t + in_phase``; never both in one cycle (as
+        from :class:`~rtrig.gateware.capture.EdgeDetector`).
+    in_phase : In(1)
+        ``step=2`` only (ignored with ``step=1``): the response edge of this cycle
+        happened at ``t + 1``. Read only in cycles with a response edge. A fall at
+        ``t + 1`` in the cycle of a stimulus at ``t`` still belongs to the older pulse
+        (an approximation: the stimulus is taken as coming after it); a rise at
+        ``t + 1`` belongs to the new pulse, with latency 1.
+    t : In(48)
+        Time of this cycle, in ticks (``sync`` domain).
+    pulse : In(32)
+        Index of the stimulus pulse whose rising edge is flagged this cycle.
+    timeout : In(32)
+        In ticks; 0: none. Compared every cycle: change it only while ``enable`` is
+        low (a :class:`LatencyMatcher` pulse keeps the value set when it arrived).
+    rec_a_valid, rec_b_valid : Out(1)
+        One-cycle strobes, combinational: high in the same cycle as the edge (or the
+        time) that completes the record, zero cycles after it. ``rec_a``: the current
+        pulse completed (response fell) or timed out; ``rec_b``: a pulse missed
+        because a stimulus replaced or displaced it. Both can be high in one cycle. The
+        timing differs from :class:`LatencyMatcher` (two cycles later with
+        ``out_reg=False``, three with the default), the contents do not.
+    rec_a, rec_b : Out(LatencyRecord)
+        Combinational from the inputs and the held pulses; valid with their strobes
+        only (a consumer registers them in that cycle, as the
+        :class:`~rtrig.gateware.merge.RecordMerger` does).
+
+    Structure (for area on an iCE40 at 48 MHz): no input register and no decision
+    pipeline; the edges of a cycle are matched in that cycle. Only the state, the
+    current pulse (index, time), the last stimulus pulse (index, time; the queued
+    pulse when there is one) and the latency are held. Elapsed times are one
+    subtraction ``t + in_phase - cur_t`` (its low bits are the latency and the
+    completion) compared with ``timeout``; no elapsed-time counters, so ``t`` may
+    advance by any amount between cycles. A missed pulse is always the last stimulus
+    pulse or the current one, so each record field has a single source.
+    """
+
+    def __init__(self, channel, step=1):
+        if step not in (1, 2):
+            raise ValueError(f"step must be 1 or 2, not {step!r}")
+        self.channel = channel
+        self.step = step
+        super().__init__({
+            "enable": In(1), "clear": In(1),
+            "stim_rise": In(1), "in_rise": In(1), "in_fall": In(1), "in_phase": In(1),
+            "t": In(TIME_WIDTH), "pulse": In(32), "timeout": In(32),
+            "rec_a_valid": Out(1), "rec_a": Out(LatencyRecord),
+            "rec_b_valid": Out(1), "rec_b": Out(LatencyRecord),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        # With step 2 every stimulus time is even: bit 0 of a held time is not stored.
+        lo = self.step - 1
+
+        stim = Signal()
+        ph = Signal()
+        m.d.comb += stim.eq(self.stim_rise & self.enable)
+        if self.step == 2:
+            m.d.comb += ph.eq(self.in_phase & (self.in_rise | self.in_fall))
+
+        # ---- held pulses: the current one, the last stimulus pulse, the latency.
+        # Invariant: waiting for a rise, the current pulse is the last stimulus pulse;
+        # waiting for a fall with a queued pulse, the queued one is.
+        # The current pulse's time is held inverted: ``t - cur_t`` is then an addition
+        # (``t + ~cur_t + 1``), whose carry chain needs no inverter per bit; the
+        # inversion moves to the record (and into the consumer's holding register).
+        cur_p, cur_tn = Signal(32), Signal(TIME_WIDTH - lo)
+        nxt_p, nxt_t = Signal(32), Signal(TIME_WIDTH - lo)
+        lat = Signal(32)
+
+        # Elapsed ticks from the current pulse to this cycle's response edge (to ``t``
+        # without one). With step 2 both times are even apart from the phase.
+        el = Signal(TIME_WIDTH)
+        if self.step == 2:
+            m.d.comb += el.eq(Cat(ph, self.t[1:] + cur_tn + 1))
+        else:
+            m.d.comb += el.eq(self.t + cur_tn + 1)
+
+        t_hi_zero, t_nz, t_is1, late, late_new = (Signal() for _ in range(5))
+        m.d.comb += [
+            t_hi_zero.eq(self.timeout[1:] == 0),
+            t_nz.eq(~t_hi_zero | self.timeout[0]),
+            t_is1.eq(t_hi_zero & self.timeout[0]),
+            # A rise now would be at least ``timeout`` ticks after the current pulse.
+            late.eq(t_nz & ((el[32:] != 0) | (el[:32] >= self.timeout))),
+            # The same for a pulse arriving in this cycle (a rise ``in_phase`` after it).
+            late_new.eq(ph & t_is1),
+        ]
+
+        # ---- control: the state as seen by this cycle's edges (empty after a clear).
+        st = Signal(2)
+        is_wr, is_wf, queued = Signal(), Signal(), Signal()
+        m.d.comb += [
+            is_wr.eq((st == _WAIT_RISE) & self.enable & ~self.clear),
+            is_wf.eq(st[1] & self.enable & ~self.clear),
+            queued.eq((st == _WAIT_FALL_Q) & self.enable & ~self.clear),
+        ]
+        # Step 1: the response falls (or the wait for the rise times out); a queued
+        # pulse becomes the current one (``take``).
+        fall_done, to_done, take = Signal(), Signal(), Signal()
+        m.d.comb += [
+            fall_done.eq(is_wf & self.in_fall),
+            to_done.eq(is_wr & ~stim & late),
+            take.eq(queued & self.in_fall),
+        ]
+        s1_wr, s1_wf, s1_q = Signal(), Signal(), Signal()
+        m.d.comb += [
+            s1_wr.eq(take | (is_wr & ~to_done)),
+            s1_wf.eq(is_wf & ~self.in_fall),
+            s1_q.eq(queued & ~self.in_fall),
+        ]
+        # Step 2: a stimulus pulse arrives. Waiting for a rise: the waiting pulse is
+        # missed, the new one replaces it; waiting for a fall: the new one is queued (a
+        # queued one already there is missed); idle: the new one becomes current.
+        new_cur, b_valid, s2_wr = Signal(), Signal(), Signal()
+        m.d.comb += [
+            new_cur.eq(stim & ~s1_wf),
+            b_valid.eq(stim & (s1_wr | s1_q)),
+            s2_wr.eq(s1_wr | new_cur),
+        ]
+        # Step 3: the response rises; latency = rise time - current pulse's time.
+        rise_ok = Signal()
+        m.d.comb += rise_ok.eq(s2_wr & self.in_rise & ~(new_cur & late_new))
+
+        with m.If(rise_ok | s1_wf):
+            m.d.sync += st.eq(Cat(s1_q | (s1_wf & stim), 1))
+        with m.Elif(s2_wr):
+            m.d.sync += st.eq(_WAIT_RISE)
+        with m.Else():
+            m.d.sync += st.eq(_IDLE)
+
+        with m.If(stim):
+            m.d.sync += [nxt_p.eq(self.pulse), nxt_t.eq(self.t[lo:])]
+        with m.If(new_cur):
+            m.d.sync += [cur_p.eq(self.pulse), cur_tn.eq(~self.t[lo:])]
+        with m.Elif(take):
+            m.d.sync += [cur_p.eq(nxt_p), cur_tn.eq(~nxt_t)]
+        # ``lat`` is 0 while the current pulse has not risen, so a missed record needs
+        # no gating. A pulse arriving with its rise: latency is the edge's phase.
+        with m.If(new_cur | take):
+            m.d.sync += lat.eq(rise_ok & ph)
+        with m.Elif(rise_ok):
+            m.d.sync += lat.eq(el[:32])
+
+        # ---- records (fields valid with their strobes only, so the raw state is used).
+        def stim_time(held):
+            return Cat(Const(0, lo), held) if lo else held
+
+        a, b = Signal(LatencyRecord), Signal(LatencyRecord)
+        m.d.comb += [
+            a.channel.eq(self.channel), b.channel.eq(self.channel),
+            a.pulse.eq(cur_p), a.stim_t.eq(stim_time(~cur_tn)),
+            a.missed.eq(~st[1]),
+            a.latency.eq(lat),
+            a.completion.eq(Mux(st[1], el[:32], 0)),
+            b.pulse.eq(nxt_p), b.stim_t.eq(stim_time(nxt_t)),
+            b.missed.eq(1),
+            self.rec_a_valid.eq(fall_done | to_done), self.rec_a.eq(a),
+            self.rec_b_valid.eq(b_valid), self.rec_b.eq(b),
+        ]
+        return m
