@@ -47,12 +47,15 @@ class PacketRx(wiring.Component):
         Good WRITE/READ requests; decoding waits while a command is not taken.
     errors : Out(32)
         Packets dropped (bad CRC, bad escape, wrong length for the type, unknown type).
+    error : Out(1)
+        Strobe: ``errors`` counts one more in the next cycle.
     clear : In(1)
     """
 
     bytes_in: In(stream.Signature(8))
     cmd: Out(stream.Signature(Command))
     errors: Out(32)
+    error: Out(1)
     clear: In(1)
 
     BODY = 10   # the longest request body: type, seq, 6 payload bytes, 2 CRC bytes
@@ -72,8 +75,8 @@ class PacketRx(wiring.Component):
         is_end, is_esc, is_esc_end, is_esc_esc = Signal(), Signal(), Signal(), Signal()
         go = Signal()           # the held byte is decoded this cycle
         # A closing END is checked in its cycle (``ok``, one flip-flop) and the command
-        # issued in the next (``ending``): the command register's load enable starts at
-        # flip-flops, not at the length, type and CRC checks.
+        # issued in the next (``ending``): ``cmd.valid`` starts at flip-flops, not at the
+        # length, type and CRC checks.
         ending, ok = Signal(), Signal()
         m.d.comb += [go.eq(in_v & ~self.cmd.valid & ~ending),
                      self.bytes_in.ready.eq(~in_v | (~self.cmd.valid & ~ending))]
@@ -87,17 +90,18 @@ class PacketRx(wiring.Component):
         byte = Signal(8)
         store = Signal()
         ptype = buf[0:8]
+        # The command is read from the body buffer itself: it stays put while the
+        # command waits (decoding waits too).
+        m.d.comb += [
+            self.cmd.payload.type.eq(ptype),
+            self.cmd.payload.seq.eq(buf[8:16]),
+            self.cmd.payload.addr.eq(buf[16:32]),
+            self.cmd.payload.value.eq(Mux(ptype == PacketType.WRITE, buf[32:64], buf[32:48])),
+        ]
         with m.If(ending):
             m.d.sync += ending.eq(0)
             with m.If(ok):
-                m.d.sync += [
-                    self.cmd.valid.eq(1),
-                    self.cmd.payload.type.eq(ptype),
-                    self.cmd.payload.seq.eq(buf[8:16]),
-                    self.cmd.payload.addr.eq(buf[16:32]),
-                    self.cmd.payload.value.eq(
-                        Mux(ptype == PacketType.WRITE, buf[32:64], buf[32:48])),
-                ]
+                m.d.sync += self.cmd.valid.eq(1)
             with m.Else():
                 m.d.comb += err.eq(1)
         with m.If(go):
@@ -132,6 +136,7 @@ class PacketRx(wiring.Component):
                             m.d.sync += buf[i * 8:(i + 1) * 8].eq(byte)
         with m.If(self.cmd.valid & self.cmd.ready):
             m.d.sync += self.cmd.valid.eq(0)
+        m.d.comb += self.error.eq(err)
         with m.If(self.clear):
             m.d.sync += self.errors.eq(0)
         with m.Elif(err):
@@ -151,6 +156,9 @@ class CommandUnit(wiring.Component):
         Register file port; ``addr`` is held from the cycle before ``w_en`` / ``r_en``
         to the cycle after; ``r_data`` is valid the second cycle after ``r_en``.
     r_data : In(32)
+
+    With ``hold`` the command stays on ``cmd`` until it is done (``ready`` then): the
+    unit keeps no copy of it (for small FPGAs).
     """
 
     cmd: In(stream.Signature(Command))
@@ -161,9 +169,16 @@ class CommandUnit(wiring.Component):
     r_en: Out(1)
     r_data: In(32)
 
+    def __init__(self, hold=False):
+        self.hold = hold
+        super().__init__()
+
     def elaborate(self, platform):
         m = Module()
-        c = Signal(Command)
+        if self.hold:
+            c = self.cmd.payload
+        else:
+            c = Signal(Command)
         remaining = Signal(16)
         value = Signal(32)
         rtype = Signal(8)
@@ -175,9 +190,11 @@ class CommandUnit(wiring.Component):
         ]
         with m.FSM():
             with m.State("IDLE"):
-                m.d.comb += self.cmd.ready.eq(1)
+                if not self.hold:
+                    m.d.comb += self.cmd.ready.eq(1)
                 with m.If(self.cmd.valid):
-                    m.d.sync += c.eq(self.cmd.payload)
+                    if not self.hold:
+                        m.d.sync += c.eq(self.cmd.payload)
                     with m.If(self.cmd.payload.type == PacketType.WRITE):
                         m.next = "WRITE"
                     with m.Else():
@@ -190,6 +207,8 @@ class CommandUnit(wiring.Component):
                 m.next = "RESPOND"
             with m.State("READ"):
                 with m.If(remaining == 0):
+                    if self.hold:
+                        m.d.comb += self.cmd.ready.eq(1)
                     m.next = "IDLE"
                 with m.Else():
                     m.d.comb += self.r_en.eq(1)
@@ -207,6 +226,8 @@ class CommandUnit(wiring.Component):
                     with m.If(rtype == PacketType.READ_DATA):
                         m.next = "SETTLE"
                     with m.Else():
+                        if self.hold:
+                            m.d.comb += self.cmd.ready.eq(1)
                         m.next = "IDLE"
             with m.State("SETTLE"):
                 # One spare cycle so a read side effect (address auto-increment of a
@@ -219,11 +240,15 @@ class CommandUnit(wiring.Component):
 class StreamRoundRobin(wiring.Component):
     """Round-robin merge of ``n`` streams of one shape (one beat = one packet).
 
-    The output is registered: a beat leaves one cycle after it is taken from its input.
+    With ``out_reg`` (the default) the output is registered: a beat leaves one cycle
+    after it is taken from its input. Without, the output is the selected input
+    (a wide multiplexer, no copy of the payload; for small FPGAs); the selection
+    moves on when the selected input has nothing or its beat was taken.
     """
 
-    def __init__(self, shape, n):
+    def __init__(self, shape, n, out_reg=True):
         self.n = n
+        self.out_reg = out_reg
         super().__init__({
             **{f"i{k}": In(stream.Signature(shape)) for k in range(n)},
             "out": Out(stream.Signature(shape)),
@@ -233,18 +258,27 @@ class StreamRoundRobin(wiring.Component):
         m = Module()
         sel = Signal(range(self.n))
         ins = [getattr(self, f"i{k}") for k in range(self.n)]
-        space = Signal()
-        m.d.comb += space.eq(~self.out.valid | self.out.ready)
-        with m.If(self.out.ready):
-            m.d.sync += self.out.valid.eq(0)
         cur_valid = Signal()
-        with m.Switch(sel):
-            for k, s in enumerate(ins):
-                with m.Case(k):
-                    m.d.comb += [cur_valid.eq(s.valid), s.ready.eq(space)]
-                    with m.If(s.valid & space):
-                        m.d.sync += [self.out.valid.eq(1), self.out.payload.eq(s.payload)]
-        with m.If(~cur_valid | space):
+        advance = Signal()
+        if self.out_reg:
+            space = Signal()
+            m.d.comb += [space.eq(~self.out.valid | self.out.ready), advance.eq(~cur_valid | space)]
+            with m.If(self.out.ready):
+                m.d.sync += self.out.valid.eq(0)
+            with m.Switch(sel):
+                for k, s in enumerate(ins):
+                    with m.Case(k):
+                        m.d.comb += [cur_valid.eq(s.valid), s.ready.eq(space)]
+                        with m.If(s.valid & space):
+                            m.d.sync += [self.out.valid.eq(1), self.out.payload.eq(s.payload)]
+        else:
+            m.d.comb += advance.eq(~cur_valid | self.out.ready)
+            with m.Switch(sel):
+                for k, s in enumerate(ins):
+                    with m.Case(k):
+                        m.d.comb += [cur_valid.eq(s.valid), s.ready.eq(self.out.ready),
+                                     self.out.valid.eq(s.valid), self.out.payload.eq(s.payload)]
+        with m.If(advance):
             m.d.sync += sel.eq(Mux(sel == self.n - 1, 0, sel + 1))
         return m
 
@@ -252,6 +286,14 @@ class StreamRoundRobin(wiring.Component):
 class PacketTx(wiring.Component):
     """Frames packets: END, then type, sequence number, payload, CRC (SLIP-escaped),
     then END.
+
+    Parameters
+    ----------
+    hold : bool
+        ``False`` (default): a packet is copied when it is taken. ``True``: the packet
+        stays on ``pkt`` while it is sent and is taken (``ready``) with its last byte,
+        so the framer keeps no copy (for small FPGAs; the source must hold its
+        payload while ``valid``, as a stream does).
 
     Members
     -------
@@ -265,12 +307,23 @@ class PacketTx(wiring.Component):
     bytes_out: Out(stream.Signature(8))
     seq: Out(8)
 
+    def __init__(self, hold=False):
+        self.hold = hold
+        super().__init__()
+
     def elaborate(self, platform):
         m = Module()
         m.submodules.crc = crc_ = _crc16()
-        length = Signal(5)
-        shreg = Signal(MAX_PAYLOAD * 8)
-        ptype = Signal(8)
+        if self.hold:
+            length = self.pkt.payload.length
+            ptype = self.pkt.payload.type
+            index = Signal(range(MAX_PAYLOAD))
+            body_byte = self.pkt.payload.payload.word_select(index, 8)
+        else:
+            length = Signal(5)
+            ptype = Signal(8)
+            shreg = Signal(MAX_PAYLOAD * 8)
+            body_byte = shreg[:8]
         phase = Signal(range(MAX_PAYLOAD + 6))
         esc_sent = Signal()
 
@@ -289,7 +342,7 @@ class PacketTx(wiring.Component):
         with m.Elif(phase == 1):
             m.d.comb += raw.eq(self.seq)
         with m.Elif(is_body):
-            m.d.comb += raw.eq(shreg[:8])
+            m.d.comb += raw.eq(body_byte)
         with m.Elif(phase == len2):
             m.d.comb += raw.eq(crc_.crc[8:16])
         with m.Elif(phase == len3):
@@ -316,15 +369,18 @@ class PacketTx(wiring.Component):
 
         with m.FSM():
             with m.State("IDLE"):
-                m.d.comb += self.pkt.ready.eq(1)
+                if not self.hold:
+                    m.d.comb += self.pkt.ready.eq(1)
                 with m.If(self.pkt.valid):
-                    m.d.sync += [
-                        ptype.eq(self.pkt.payload.type),
-                        length.eq(self.pkt.payload.length),
-                        shreg.eq(self.pkt.payload.payload),
-                        phase.eq(0),
-                        esc_sent.eq(0),
-                    ]
+                    m.d.sync += [phase.eq(0), esc_sent.eq(0)]
+                    if self.hold:
+                        m.d.sync += index.eq(0)
+                    else:
+                        m.d.sync += [
+                            ptype.eq(self.pkt.payload.type),
+                            length.eq(self.pkt.payload.length),
+                            shreg.eq(self.pkt.payload.payload),
+                        ]
                     m.next = "LEAD"
             with m.State("LEAD"):
                 # A leading END closes off whatever a torn earlier packet left behind.
@@ -350,9 +406,14 @@ class PacketTx(wiring.Component):
                             m.d.comb += [crc_.valid.eq(1), crc_.data.eq(raw_q),
                                          crc_.start.eq(start_q)]
                         with m.If(shift_q):
-                            m.d.sync += shreg.eq(shreg >> 8)
+                            if self.hold:
+                                m.d.sync += index.eq(index + 1)
+                            else:
+                                m.d.sync += shreg.eq(shreg >> 8)
                         with m.If(end_q):
                             m.d.sync += self.seq.eq(self.seq + 1)
+                            if self.hold:
+                                m.d.comb += self.pkt.ready.eq(1)
                             m.next = "IDLE"
         return m
 

@@ -12,7 +12,8 @@ __all__ = ["RegisterFile"]
 class RegisterFile(wiring.Component):
     """32-bit registers at 16-bit addresses, from :data:`rtrig.protocol.REGISTERS`.
 
-    ``rw[name]`` are the read/write registers (reset to their map value);
+    ``rw[name]`` are the read/write registers (reset to their map value; ``width``
+    bits, the others read 0);
     ``ro[name]`` are inputs the design drives (unassigned ones read their map value);
     ``strobe[name]`` pulse for one cycle when written. A write lands one cycle after
     ``w_en`` (the address decode is registered): ``rw[name]`` changes and
@@ -28,7 +29,8 @@ class RegisterFile(wiring.Component):
     r_en : In(1)
         A read of ``addr`` happens this cycle (the value is the register's value in
         this cycle); ``r_data`` holds it from the second cycle on (the read mux is
-        registered in two levels: 16 registers, then the group of 16). The address
+        registered in two levels: 16 registers, then the group of 16; with
+        ``read_pipeline=False`` in one, from the next cycle on). The address
         decode is registered: ``addr`` must be held from the cycle before ``r_en`` and
         ``w_en``.
         ``read_strobe[name]`` pulses with ``r_en`` (read side effects).
@@ -41,8 +43,9 @@ class RegisterFile(wiring.Component):
     r_en: In(1)
     r_data: Out(32)
 
-    def __init__(self, registers=REGISTERS, absent=()):
+    def __init__(self, registers=REGISTERS, absent=(), read_pipeline=True):
         super().__init__()
+        self.read_pipeline = read_pipeline
         self.registers = registers
         #: Registers of blocks not built in: they read their map value, writes are
         #: ignored (no flip-flops).
@@ -53,7 +56,7 @@ class RegisterFile(wiring.Component):
         self.w_value = Signal(32)
         for r in registers:
             if r.access is Access.RW:
-                self.rw[r.name] = Signal(32, init=r.reset, name=f"reg_{r.name.lower()}")
+                self.rw[r.name] = Signal(r.width, init=r.reset, name=f"reg_{r.name.lower()}")
             elif r.access is Access.RO:
                 self.ro[r.name] = Signal(32, init=r.reset, name=f"reg_{r.name.lower()}")
             else:
@@ -86,7 +89,7 @@ class RegisterFile(wiring.Component):
             m.d.comb += self.wrote[r.name].eq(w_en_q & sel[r.name])
             with m.If(self.wrote[r.name]):
                 if r.name in self.rw:
-                    m.d.sync += self.rw[r.name].eq(self.w_value)
+                    m.d.sync += self.rw[r.name].eq(self.w_value[:r.width])
                 else:
                     m.d.comb += self.strobe[r.name].eq(1)
 
@@ -106,10 +109,18 @@ class RegisterFile(wiring.Component):
                                                   else self.ro[r.name]) for r in regs]
             # Loaded every cycle (no enable: ``r_en`` would fan out to every bit); level
             # 2 takes the value of the ``r_en`` cycle one cycle later.
-            m.d.sync += v.eq(_or_all(terms))
-        m.d.sync += unknown_q.eq(unknown)
-        with m.If(pending):
-            m.d.sync += self.r_data.eq(Mux(unknown_q, 0xDEADBEEF, _or_all(level1)))
+            if self.read_pipeline:
+                m.d.sync += v.eq(_or_all(terms))
+            else:
+                m.d.comb += v.eq(_or_all(terms))
+        if self.read_pipeline:
+            m.d.sync += unknown_q.eq(unknown)
+            with m.If(pending):
+                m.d.sync += self.r_data.eq(Mux(unknown_q, 0xDEADBEEF, _or_all(level1)))
+        else:
+            # One level, loaded in the r_en cycle (fewer flip-flops; slower).
+            with m.If(self.r_en):
+                m.d.sync += self.r_data.eq(Mux(unknown, 0xDEADBEEF, _or_all(level1)))
         return m
 
 

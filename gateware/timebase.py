@@ -13,11 +13,16 @@ TIME_WIDTH = 48
 class Timebase(wiring.Component):
     """A free-running tick counter in the ``sync`` domain.
 
+    Parameters
+    ----------
+    step : int
+        Ticks per cycle (2 with DDR input capture: a tick is half a clock period).
+
     Members
     -------
     now : Out(48)
-        Ticks since reset; ``now`` equals the cycle number (cycle 0 is the first after
-        reset). At 100 MHz one tick is 10 ns.
+        Ticks since reset; ``now`` equals the cycle number times ``step`` (cycle 0 is
+        the first after reset). At 100 MHz one tick is 10 ns.
     latch : In(1)
         Copy ``now[32:48]`` into ``latched_hi`` (used by the ``TIME_LO`` register read,
         so a 48-bit time is read consistently as two 32-bit words).
@@ -28,9 +33,13 @@ class Timebase(wiring.Component):
     latch: In(1)
     latched_hi: Out(TIME_WIDTH - 32)
 
+    def __init__(self, step=1):
+        self.step = step
+        super().__init__()
+
     def elaborate(self, platform):
         m = Module()
-        m.d.sync += self.now.eq(self.now + 1)
+        m.d.sync += self.now.eq(self.now + self.step)
         with m.If(self.latch):
             m.d.sync += self.latched_hi.eq(self.now[32:])
         return m

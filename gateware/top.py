@@ -7,7 +7,7 @@ pin buffers and a PLL) and in the simulation twin (converted to Verilog as it is
 import hashlib
 from pathlib import Path
 
-from amaranth import Cat, Module, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out, connect
 
@@ -57,6 +57,19 @@ def _pkt(m, ptype, length, record, src):
     return s
 
 
+def _stream_pkt(m, ptype, length, src):
+    """A TxPacket stream carrying the records of stream ``src``."""
+    s = stream.Signature(TxPacket).create()
+    m.d.comb += [
+        s.valid.eq(src.valid),
+        s.payload.type.eq(ptype),
+        s.payload.length.eq(length),
+        s.payload.payload.eq(src.payload),
+        src.ready.eq(s.ready),
+    ]
+    return s
+
+
 def _space(m, f, ahead):
     """A registered ``w_rdy`` for FIFO ``f``: room for ``ahead`` more records (the
     records already on their way to it, plus one: the flag lags the level by one
@@ -66,16 +79,18 @@ def _space(m, f, ahead):
     return space
 
 
-def _record_fifo(m, merger, shape, depth, clear, overflow_reg, count_reg):
+def _record_fifo(m, merger, shape, depth, clear, overflow_reg, count_reg, in_reg=True):
     """The FIFO behind a :class:`RecordMerger`: the merger's drops go to
     ``overflow_reg``, records written since ``clear`` to ``count_reg``.
 
     A record leaving the merger is registered once before it is written (the FIFO, in
     block RAM, sits elsewhere on the chip than the merger), so up to two records are
-    on their way to the FIFO when the merger sees its space flag."""
+    on their way to the FIFO when the merger sees its space flag (``in_reg=False``:
+    written directly)."""
     q = fifo.SyncFIFOBuffered(width=shape.as_shape().size, depth=depth + 1)
     w_en, w_data = Signal(), Signal.like(q.w_data)
-    m.d.sync += [w_en.eq(merger.out.valid & merger.out.ready), w_data.eq(merger.out.payload)]
+    domain = m.d.sync if in_reg else m.d.comb
+    domain += [w_en.eq(merger.out.valid & merger.out.ready), w_data.eq(merger.out.payload)]
     m.d.comb += [
         q.w_data.eq(w_data),
         q.w_en.eq(w_en),
@@ -110,9 +125,25 @@ class Rig(wiring.Component):
         Depth of the loopback target's edge queue: up to ``loop_depth + 1`` STIM0
         edges in flight, i.e. a loopback delay of up to ``loop_depth / 2`` stimulus
         periods (:class:`~rtrig.gateware.loopback.LoopbackTarget`).
-    lat_out_reg : bool
-        Register the latency matchers' records (with ``False`` the record merger's
-        holding registers are their only register: fewer flip-flops, for small FPGAs).
+    compact : bool
+        Area over speed, for small FPGAs at up to about 50 MHz (the iCE40UP5K): lean
+        latency matchers (:class:`~rtrig.gateware.matcher_lean.LeanLatencyMatcher`)
+        without a record register of their own; raw events queued once per cycle
+        (:class:`~rtrig.gateware.events.EventGroups`, ``fifo_depth`` then counts
+        cycles with edges, events come out in the order of their cycles); no register stage before
+        the latency FIFO, after the packet arbiter or in the register read mux; the
+        host → rig byte FIFO in block RAM (no distributed RAM on an iCE40). The
+        behaviour seen from the host is the same.
+    ddr : bool
+        DDR input capture (needs ``compact``): every input pin is sampled twice per
+        clock (``ext_inputs`` the earlier, ``ext_inputs_late`` the later sample), so a
+        tick is half a clock period (``TICK_HZ`` = 2 × ``clk_freq``). The stimulus, the
+        loopback and the model target run in clock cycles: their settings are used in
+        steps of 2 ticks (register ``STIM_STEP``; odd values are rounded down).
+    pin_latency : int
+        Cycles of registers in front of ``ext_inputs`` outside the Rig (a DDR input
+        buffer's: 1); internal targets and the stimulus are delayed as much, and
+        ``IN_DELAY`` includes it.
 
     Members
     -------
@@ -126,7 +157,11 @@ class Rig(wiring.Component):
 
     def __init__(self, clk_freq=100_000_000, baud=3_000_000, board=0, with_model=True,
                  fifo_depth=512, with_soc=False, soc_firmware=b"", with_stats=True,
-                 loop_depth=16, lat_out_reg=True):
+                 loop_depth=16, compact=False, ddr=False, pin_latency=0):
+        if ddr and not compact:
+            raise ValueError("DDR input capture needs the compact rig (compact=True)")
+        if ddr and with_soc:
+            raise ValueError("DDR input capture and the SoC target do not go together")
         self.clk_freq = clk_freq
         self.baud = baud
         self.board = board
@@ -134,7 +169,11 @@ class Rig(wiring.Component):
         self.fifo_depth = fifo_depth
         self.with_stats = with_stats
         self.loop_depth = loop_depth
-        self.lat_out_reg = lat_out_reg
+        self.compact = compact
+        self.ddr = ddr
+        self.pin_latency = pin_latency
+        #: Ticks per clock cycle: 2 with DDR input capture.
+        self.step = 2 if ddr else 1
         self.with_soc = with_soc          # the reference SoC target, clock domain "soc"
         self.soc_firmware = soc_firmware  # its RAM image (raw .bin bytes or a path)
         members = {
@@ -145,6 +184,8 @@ class Rig(wiring.Component):
             "stim1": Out(1),
             "load_en": Out(1),
         }
+        if ddr:
+            members["ext_inputs_late"] = In(N_INPUTS)
         if with_soc:
             # SoC debug outputs for the simulation harness (domain "soc"), see docs/soc.md.
             members.update({
@@ -167,7 +208,7 @@ class Rig(wiring.Component):
         if not self.with_stats:
             absent += [r.name for r in REGISTERS if r.name.startswith(("STAT_", "HIST_", "HB_"))
                        and r.name != "HB_COUNT"]
-        m.submodules.regs = regs = RegisterFile(absent=absent)
+        m.submodules.regs = regs = RegisterFile(absent=absent, read_pipeline=not self.compact)
         rw, ro, strobe = regs.rw, regs.ro, regs.strobe
         # CLEAR reaches nearly every block: registered, so its wide fan-out starts at a
         # flip-flop (the clear lands one cycle after the write).
@@ -177,17 +218,24 @@ class Rig(wiring.Component):
         caps = 1 << Target.EXTERNAL | 1 << Target.LOOPBACK
         if self.with_model:
             caps |= 1 << Target.MODEL
+        step = self.step
+        shift = step - 1        # settings in ticks → clock cycles
+
+        def cycles(value):
+            return value >> shift
+
         m.d.comb += [
             ro["BUILD_HASH"].eq(int(gateware_hash()[:8], 16)),
-            ro["TICK_HZ"].eq(self.clk_freq),
+            ro["TICK_HZ"].eq(self.clk_freq * step),
             ro["BAUD"].eq(self.clk_freq // divisor),
             ro["BOARD"].eq(self.board),
             ro["CAPS"].eq(caps),
-            ro["IN_DELAY"].eq(IN_DELAY),
+            ro["IN_DELAY"].eq((IN_DELAY + self.pin_latency) * step),
+            ro["STIM_STEP"].eq(step),
         ]
 
         # Timebase
-        m.submodules.timebase = tb = Timebase()
+        m.submodules.timebase = tb = Timebase(step)
         m.d.comb += [
             tb.latch.eq(regs.read_strobe["TIME_LO"]),
             ro["TIME_LO"].eq(tb.now[:32]),
@@ -202,11 +250,11 @@ class Rig(wiring.Component):
         m.d.sync += [stim_start.eq(ctrl_write & regs.w_value[0]),
                      stim_stop.eq(ctrl_write & ~regs.w_value[0])]
         m.d.comb += [
-            stim.period.eq(rw["STIM_PERIOD"]),
-            stim.high.eq(rw["STIM_HIGH"]),
+            stim.period.eq(cycles(rw["STIM_PERIOD"])),
+            stim.high.eq(cycles(rw["STIM_HIGH"])),
             stim.count.eq(rw["STIM_COUNT"]),
-            stim.jitter.eq(rw["STIM_JITTER"]),
-            stim.offset.eq(rw["STIM1_OFFSET"]),
+            stim.jitter.eq(cycles(rw["STIM_JITTER"])),
+            stim.offset.eq(cycles(rw["STIM1_OFFSET"])),
             stim.seed.eq(rw["STIM_SEED"]),
             stim.stim1_en.eq(rw["STIM_CTRL"][1]),
             stim.start.eq(stim_start),
@@ -220,13 +268,16 @@ class Rig(wiring.Component):
 
         # Targets
         m.submodules.loopback = loop = LoopbackTarget(self.loop_depth)
-        m.d.comb += [loop.stim.eq(stim.stim0), loop.delay.eq(rw["LOOP_DELAY"])]
+        m.d.comb += [loop.stim.eq(stim.stim0), loop.delay.eq(cycles(rw["LOOP_DELAY"]))]
+        # ``target_pins``: what the capture sees. The internal targets change at clock
+        # edges (phase 0); they are delayed as the external pins are outside the Rig.
         target_pins = Signal(N_INPUTS)
+        internal = Signal(N_INPUTS)
         sel = rw["TARGET_SEL"]
         truth_src = None
         with m.Switch(sel):
             with m.Case(Target.LOOPBACK):
-                m.d.comb += target_pins.eq(loop.out)
+                m.d.comb += internal.eq(loop.out)
             if self.with_model:
                 from .model import ModelTarget
                 m.submodules.model = model = ModelTarget()
@@ -238,7 +289,8 @@ class Rig(wiring.Component):
                     "tick_service": "MODEL_TICK_SERVICE", "seed": "MODEL_SEED",
                 }
                 for port, reg in params.items():
-                    m.d.comb += getattr(model, port).eq(rw[reg])
+                    value = rw[reg] if port == "seed" else cycles(rw[reg])
+                    m.d.comb += getattr(model, port).eq(value)
                 # Registered: the reset fans out over the whole model.
                 model_reset = Signal(init=1)
                 m.d.sync += model_reset.eq(rw["MODEL_CTRL"][0] | (sel != Target.MODEL))
@@ -250,11 +302,21 @@ class Rig(wiring.Component):
                     ro["TRUTH_OVERFLOW"].eq(model.truth_overflow),
                 ]
                 with m.Case(Target.MODEL):
-                    m.d.comb += target_pins.eq(Cat(model.isr_out, model.app_out,
-                                                   model.heartbeat))
+                    m.d.comb += internal.eq(Cat(model.isr_out, model.app_out,
+                                                model.heartbeat))
                 truth_src = model.truth
-            with m.Default():
-                m.d.comb += target_pins.eq(self.ext_inputs)
+        internal_d = internal
+        for k in range(self.pin_latency):
+            d = Signal(N_INPUTS, name=f"internal_d{k}")
+            m.d.sync += d.eq(internal_d)
+            internal_d = d
+        is_ext = Signal()
+        m.d.comb += is_ext.eq(~sel.matches(Target.LOOPBACK, *((Target.MODEL,) if self.with_model else ())))
+        target_late = Signal(N_INPUTS)
+        m.d.comb += [target_pins.eq(Mux(is_ext, self.ext_inputs, internal_d)),
+                     target_late.eq(target_pins)]
+        if self.ddr:
+            m.d.comb += target_late.eq(Mux(is_ext, self.ext_inputs_late, internal_d))
 
         # ---- reference SoC target (gateware/soc.py, docs/soc.md) -------------------------
         # The SoC runs in its own clock domain "soc" (50 MHz; the board or the simulation
@@ -279,9 +341,11 @@ class Rig(wiring.Component):
         # ---- end of reference SoC target ---------------------------------------------------
 
         # Capture
-        m.submodules.edges = edges = EdgeDetector(N_INPUTS)
-        m.d.comb += [edges.pins.eq(target_pins), edges.stim.eq(Cat(stim.stim0, stim.stim1)),
-                     edges.now.eq(tb.now)]
+        m.submodules.edges = edges = EdgeDetector(N_INPUTS, self.ddr, self.pin_latency)
+        m.d.comb += [edges.pins.eq(target_pins), edges.pins_late.eq(target_late),
+                     edges.stim.eq(Cat(stim.stim0, stim.stim1)),
+                     edges.now.eq(tb.now), edges.clear.eq(clear),
+                     ro["IN_GLITCHES"].eq(edges.glitches)]
         stim0_bit = N_INPUTS
 
         # Heartbeat edges
@@ -293,24 +357,46 @@ class Rig(wiring.Component):
 
         # Raw events
         n_ev = N_INPUTS + 2
-        m.submodules.ev_merge = ev_merge = RecordMerger(EventRecord, n_ev)
         edge_en = rw["EDGE_EN"]
         events_on = rw["STREAM_EN"][0]
+        ev_valid = Signal(n_ev)
+        codes = []
         for i in range(n_ev):
             if i < N_INPUTS:
                 code, r_en, f_en = i, edge_en[i], edge_en[8 + i]
             else:
                 code, r_en, f_en = STIM_INPUT[i - N_INPUTS], edge_en[16], edge_en[16]
+            codes.append(code)
+            m.d.comb += ev_valid[i].eq(
+                events_on & ((edges.rise[i] & r_en) | (edges.fall[i] & f_en)))
+        if self.compact:
+            from .events import EventGroups
+            m.submodules.ev_groups = ev_groups = EventGroups(
+                n_ev, codes, self.fifo_depth, EventRecord)
             m.d.comb += [
-                ev_merge.valid[i].eq(events_on & ((edges.rise[i] & r_en) | (edges.fall[i] & f_en))),
-                ev_merge.payload[i].t.eq(edges.t),
-                ev_merge.payload[i].input.eq(code),
-                ev_merge.payload[i].rising.eq(edges.rise[i]),
+                ev_groups.valid.eq(ev_valid),
+                ev_groups.rising.eq(edges.rise),
+                ev_groups.phase.eq(edges.phase),
+                ev_groups.t.eq(edges.t),
+                ev_groups.clear.eq(clear),
+                ro["EVT_OVERFLOW"].eq(ev_groups.overflow),
+                ro["EVT_RECORDS"].eq(ev_groups.records),
             ]
-        m.d.comb += ev_merge.clear.eq(clear)
-        m.submodules.ev_fifo = ev_fifo = _record_fifo(
-            m, ev_merge, EventRecord, self.fifo_depth, clear,
-            ro["EVT_OVERFLOW"], ro["EVT_RECORDS"])
+            ev_source = _stream_pkt(m, PacketType.EVENT, 7, ev_groups.out)
+        else:
+            m.submodules.ev_merge = ev_merge = RecordMerger(EventRecord, n_ev)
+            for i in range(n_ev):
+                m.d.comb += [
+                    ev_merge.valid[i].eq(ev_valid[i]),
+                    ev_merge.payload[i].t.eq(edges.t),
+                    ev_merge.payload[i].input.eq(codes[i]),
+                    ev_merge.payload[i].rising.eq(edges.rise[i]),
+                ]
+            m.d.comb += ev_merge.clear.eq(clear)
+            m.submodules.ev_fifo = ev_fifo = _record_fifo(
+                m, ev_merge, EventRecord, self.fifo_depth, clear,
+                ro["EVT_OVERFLOW"], ro["EVT_RECORDS"])
+            ev_source = _pkt(m, PacketType.EVENT, 7, ev_fifo.r_data, ev_fifo)
 
         # Latency matching
         pulse_idx = Signal(32)
@@ -321,7 +407,12 @@ class Rig(wiring.Component):
         m.submodules.lat_merge = lat_merge = RecordMerger(LatencyRecord, 2 * N_LATENCY_CHANNELS)
         lat_on = rw["STREAM_EN"][1]
         for ch in range(N_LATENCY_CHANNELS):
-            mt = LatencyMatcher(ch, out_reg=self.lat_out_reg)
+            if self.compact:
+                from .matcher_lean import LeanLatencyMatcher
+                mt = LeanLatencyMatcher(ch, step=step)
+                m.d.comb += mt.in_phase.eq(edges.phase[ch])
+            else:
+                mt = LatencyMatcher(ch)
             m.submodules[f"match{ch}"] = mt
             m.d.comb += [
                 mt.enable.eq(lat_on & rw["LAT_CH_EN"][ch]),
@@ -340,7 +431,7 @@ class Rig(wiring.Component):
         m.d.comb += lat_merge.clear.eq(clear)
         m.submodules.lat_fifo = lat_fifo = _record_fifo(
             m, lat_merge, LatencyRecord, self.fifo_depth, clear,
-            ro["LAT_OVERFLOW"], ro["LAT_RECORDS"])
+            ro["LAT_OVERFLOW"], ro["LAT_RECORDS"], in_reg=not self.compact)
 
         # ---- On-chip statistics (gateware/stats.py, docs/statistics.md) ---------------
         # With STAT_CTRL bit 0 set, the matchers of the LAT_CH_EN channels run even while
@@ -379,7 +470,7 @@ class Rig(wiring.Component):
                 ro["HIST_DATA"].eq(stats.hist_data),
                 stats.hb_edge.eq(edges.rise[2] | edges.fall[2]),
                 stats.running.eq(stim.running),
-                stats.hb_window.eq(rw["HB_WINDOW"]),
+                stats.hb_window.eq(cycles(rw["HB_WINDOW"])),
                 ro["HB_LAST"].eq(stats.hb_last),
                 ro["HB_MIN"].eq(stats.hb_min),
                 ro["HB_MAX"].eq(stats.hb_max),
@@ -390,9 +481,13 @@ class Rig(wiring.Component):
         # Host link
         rx_errors = Signal(32)
         m.submodules.rx = rx = UARTRx(divisor)
-        m.submodules.rx_fifo = rx_fifo = fifo.SyncFIFO(width=8, depth=16)
+        if self.compact:
+            rx_fifo = fifo.SyncFIFOBuffered(width=8, depth=513)
+        else:
+            rx_fifo = fifo.SyncFIFO(width=8, depth=16)
+        m.submodules.rx_fifo = rx_fifo
         m.submodules.prx = prx = PacketRx()
-        m.submodules.cmdu = cmdu = CommandUnit()
+        m.submodules.cmdu = cmdu = CommandUnit(hold=self.compact)
         m.d.comb += [
             rx.rx.eq(self.uart_rx),
             rx.clear.eq(clear),
@@ -411,12 +506,19 @@ class Rig(wiring.Component):
             cmdu.r_data.eq(regs.r_data),
         ]
         connect(m, prx.cmd, cmdu.cmd)
-        m.d.sync += rx_errors.eq(prx.errors + rx.errors)
+        if self.compact:
+            # One counter for both kinds (the blocks' own counters are then unused).
+            with m.If(clear):
+                m.d.sync += rx_errors.eq(0)
+            with m.Else():
+                m.d.sync += rx_errors.eq(rx_errors + prx.error + rx.error)
+        else:
+            m.d.sync += rx_errors.eq(prx.errors + rx.errors)
 
         sources = [
             cmdu.resp,
             _pkt(m, PacketType.LATENCY, 19, lat_fifo.r_data, lat_fifo),
-            _pkt(m, PacketType.EVENT, 7, ev_fifo.r_data, ev_fifo),
+            ev_source,
         ]
         if truth_src is not None:
             m.submodules.truth_fifo = truth_fifo = fifo.SyncFIFOBuffered(
@@ -424,16 +526,18 @@ class Rig(wiring.Component):
             tp = truth_src.payload
             m.d.comb += [
                 truth_fifo.w_data.eq(Cat(tp.pulse, tp.channel, Signal(5), tp.missed,
-                                         tp.latency, tp.completion)),
+                                         (tp.latency << shift)[:32],
+                                         (tp.completion << shift)[:32])),
                 truth_fifo.w_en.eq(truth_src.valid & rw["STREAM_EN"][2]),
                 truth_src.ready.eq(truth_fifo.w_rdy | ~rw["STREAM_EN"][2]),
             ]
             sources.append(_pkt(m, PacketType.TRUTH, 13, truth_fifo.r_data, truth_fifo))
 
-        m.submodules.arb = arb = StreamRoundRobin(TxPacket, len(sources))
+        m.submodules.arb = arb = StreamRoundRobin(TxPacket, len(sources),
+                                                   out_reg=not self.compact)
         for k, s in enumerate(sources):
             connect(m, s, getattr(arb, f"i{k}"))
-        m.submodules.ptx = ptx = PacketTx()
+        m.submodules.ptx = ptx = PacketTx(hold=self.compact)
         m.submodules.tx = tx = UARTTx(divisor)
         connect(m, arb.out, ptx.pkt)
         connect(m, ptx.bytes_out, tx.data)

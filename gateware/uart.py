@@ -73,6 +73,8 @@ class UARTRx(wiring.Component):
         Received bytes. The receiver cannot wait: a byte not taken at once is dropped
         and counted in ``errors``, as is a byte with a bad stop bit.
     errors : Out(32)
+    error : Out(1)
+        Strobe: ``errors`` counts one more in the next cycle.
     clear : In(1)
     """
 
@@ -81,7 +83,7 @@ class UARTRx(wiring.Component):
         self.divisor = divisor
         super().__init__({
             "rx": In(1), "data": Out(stream.Signature(8)),
-            "errors": Out(32), "clear": In(1),
+            "errors": Out(32), "error": Out(1), "clear": In(1),
         })
 
     def elaborate(self, platform):
@@ -121,7 +123,7 @@ class UARTRx(wiring.Component):
             with m.State("WAIT_IDLE"):
                 with m.If(rx):
                     m.next = "IDLE"
-        m.d.comb += self.data.payload.eq(shreg)
+        m.d.comb += [self.data.payload.eq(shreg), self.error.eq(err)]
         with m.If(self.clear):
             m.d.sync += self.errors.eq(0)
         with m.Elif(err):

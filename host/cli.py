@@ -18,12 +18,17 @@ from .units import DURATION, FREQUENCY, format_ns
 
 __all__ = ["cli", "main"]
 
+#: Boards whose gateware the twin can simulate (``--sim-board``; rtrig.boards.BOARDS).
+SIM_BOARDS = ["ulx3s", "ulx3s-45f", "ulx3s-25f", "ulx3s-12f", "orangecrab", "orangecrab-85f",
+              "icebreaker"]
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 class Obj:
-    def __init__(self, port, sim, debug):
+    def __init__(self, port, sim, debug, sim_board=None):
         self.port, self.sim, self.debug = port, sim, debug
+        self.sim_board = sim_board
         self.soc, self.firmware = False, None   # set by commands given --target soc
 
     def use_target(self, target, firmware=None):
@@ -37,6 +42,11 @@ class Obj:
         from .measure import open_rig
         if self.sim and self.port:
             raise UsageError("give either --port or --sim, not both")
+        if self.sim_board is not None:
+            if self.soc:
+                raise UsageError("--sim-board and --target soc do not go together",
+                                 hint="the SoC twin is the simulation board's")
+            return open_rig(self.port, True, board=self.sim_board)
         if self.soc and self.sim:
             return open_rig(self.port, self.sim, soc=True, firmware=self.firmware)
         return open_rig(self.port, self.sim)
@@ -48,11 +58,16 @@ class Obj:
               help="Rig serial port or pyserial URL (env RTRIG_PORT).")
 @click.option("--sim", is_flag=True, envvar="RTRIG_SIM",
               help="Use the simulation twin instead of a rig on a port.")
+@click.option("--sim-board", metavar="BOARD", envvar="RTRIG_SIM_BOARD",
+              type=click.Choice(SIM_BOARDS, case_sensitive=False),
+              help="Simulate that board's gateware (its tick rate and build options; "
+                   "implies --sim).")
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
 @click.pass_context
-def cli(ctx, port, sim, debug):
+def cli(ctx, port, sim, debug, sim_board):
     """rtrig: measure interrupt latency, jitter, max frequency and saturation of an OS."""
-    ctx.obj = Obj(port, sim, debug)
+    ctx.obj = Obj(port, sim or sim_board is not None, debug,
+                  sim_board.lower() if sim_board else None)
 
 
 def _sim_option(f):
@@ -97,6 +112,12 @@ def info(obj, sim_here, port_here, as_json):
     click.echo(f"gateware   protocol v{d['version']}, build {d['build_hash']}")
     click.echo(f"timebase   {d['tick_hz'] / 1e6:g} MHz, {d['tick_ns']:g} ns per tick "
                f"(input delay {d['in_delay']} ticks, subtracted)")
+    step = d["stim_step"]
+    if step > 1:
+        click.echo(f"capture    DDR inputs: edges resolved to {d['tick_ns']:g} ns "
+                   f"(two samples per {step * d['tick_ns']:g} ns clock)")
+    click.echo(f"stimulus   steps of {step} tick{'s' if step > 1 else ''} "
+               f"({step * d['tick_ns']:g} ns)")
     click.echo(f"link       {d['baud']} baud")
     click.echo(f"inputs     {d['n_inputs']}")
     click.echo(f"targets    {', '.join(d['targets'])}")
@@ -255,7 +276,7 @@ def capture(obj, sim_here, port_here, target, freq, count, duration, duty, jitte
                                stim1_offset=stim1_offset)
     path = output or _default_path("capture")
     with obj.rig() as rig:
-        regs = settings.ticks(rig.tick_hz)       # validate before anything runs
+        regs = settings.ticks(rig.tick_hz, rig.stim_step)   # validate before anything runs
         if mode == "auto":
             from .stats import choose_mode
             mode = choose_mode(settings.freq, settings.channels, rig.info["baud"],

@@ -214,6 +214,6 @@ class RigLink:
             raise NotARigError(f"the device on {self.url} is not an rtrig rig "
                                f"(ID 0x{ident:08x})")
         names = ["VERSION", "BUILD_HASH", "TICK_HZ", "BAUD", "N_INPUTS", "BOARD", "CAPS",
-                 "IN_DELAY"]
+                 "IN_DELAY", "STIM_STEP"]
         return {n.lower(): self.read1(Reg[n]) for n in names}
 

@@ -63,8 +63,10 @@ class CaptureSettings:
     description: str = ""
     extra: dict = field(default_factory=dict)
 
-    def ticks(self, tick_hz):
-        """Validate against the rig's tick rate; returns register values."""
+    def ticks(self, tick_hz, step=1):
+        """Validate against the rig's tick rate; returns register values. ``step``
+        (register ``STIM_STEP``): the stimulus and loopback settings are rounded to
+        multiples of it (2 on a rig with DDR input capture)."""
         if not (self.freq > 0 and math.isfinite(self.freq)):
             raise UsageError(f"frequency must be positive, got {self.freq:g} Hz",
                              hint="e.g. --freq 10k")
@@ -82,27 +84,30 @@ class CaptureSettings:
         for ch in self.channels:
             if ch not in CHANNELS:
                 raise UsageError(f"unknown channel '{ch}'", hint="channels are: isr, app")
-        period = round(tick_hz / self.freq)
-        if period < 4:
+        def whole(ticks):
+            return ticks // step * step
+
+        period = whole(round(tick_hz / self.freq))
+        if period < 4 * step:
             raise UsageError(f"{self.freq:g} Hz is too fast for a {tick_hz / 1e6:g} MHz rig "
-                             f"(period {period} ticks; at least 4)")
+                             f"(period {period} ticks; at least {4 * step})")
         if period >= 2**31:
             raise UsageError(f"{self.freq:g} Hz is too slow (period over 2^31 ticks)")
-        high = min(max(1, round(period * self.duty)), period - 1)
+        high = min(max(step, whole(round(period * self.duty))), period - step)
         count = self.count
         if count is None:
             count = max(1, round((self.duration or 1.0) * self.freq))
-        jitter = round(self.jitter * tick_hz)
+        jitter = whole(round(self.jitter * tick_hz))
         timeout = round(self.timeout * tick_hz) if self.timeout else period + jitter
         offset = None
         if self.stim1_offset is not None:
-            offset = round(self.stim1_offset * tick_hz)
+            offset = whole(round(self.stim1_offset * tick_hz))
             if offset < 0 or offset + high >= period:
                 raise UsageError("STIM1 offset plus the high time must fit in one period",
                                  hint=f"offset < {(period - high) / tick_hz * 1e6:g} µs "
                                       "at this frequency and duty cycle")
         return {"period": period, "high": high, "count": count, "jitter": jitter,
-                "timeout": timeout, "delay": round(self.delay * tick_hz),
+                "timeout": timeout, "delay": whole(round(self.delay * tick_hz)),
                 "stim1_offset": offset}
 
 
@@ -120,17 +125,23 @@ class RigSession:
     def tick_hz(self):
         return self.info["tick_hz"]
 
+    @property
+    def stim_step(self):
+        """Ticks per stimulus step (``STIM_STEP``: 2 with DDR input capture)."""
+        return self.info.get("stim_step", 1)
+
     def describe(self):
         return {**self.info, "port": self.port if not self.sim else "sim",
                 "simulation": self.sim is not None}
 
 
 @contextlib.contextmanager
-def open_rig(port=None, sim=False, log=None, soc=False, firmware=None):
+def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None):
     """Open a rig on ``port`` (a device or pyserial URL) or start the simulation twin.
 
     With ``sim``, ``soc=True`` starts the twin built with the reference SoC running
-    ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md."""
+    ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md; ``board`` (a
+    board name) the twin of that board's gateware."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     if not sim and not port:
         raise UsageError("no rig given", hint="use --port PORT (or RTRIG_PORT), or --sim")
@@ -138,7 +149,10 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None):
     try:
         if sim:
             from .sim import SimRig
-            simrig = SimRig(log=log, **({"soc": True, "firmware": firmware} if soc else {}))
+            opts = {"soc": True, "firmware": firmware} if soc else {}
+            if board is not None:
+                opts["board"] = board
+            simrig = SimRig(log=log, **opts)
             simrig.start()
             port = simrig.url
         link = RigLink(port)
@@ -223,7 +237,7 @@ def run_capture(session, settings, path, progress=True, on_block=None):
     """
     link = session.link
     tick_hz = session.tick_hz
-    regs = settings.ticks(tick_hz)
+    regs = settings.ticks(tick_hz, session.stim_step)
     chan_mask = sum(1 << CHANNELS[c] for c in settings.channels)
     n_ch = len(settings.channels)
     count = regs["count"]

@@ -280,7 +280,7 @@ def run_stats_capture(session, settings, path, bin_shift=None, progress=True,
     """
     link = session.link
     tick_hz = session.tick_hz
-    regs = settings.ticks(tick_hz)
+    regs = settings.ticks(tick_hz, session.stim_step)
     count = regs["count"]
     chan_mask = sum(1 << CHANNELS[c] for c in settings.channels)
 

@@ -345,7 +345,7 @@ class _Sweeper:
         T = self.period(f) if f else 1000
         settings = CaptureSettings(freq=self.tick_hz / T, count=1, target=st.target,
                                    model=st.model, preset=st.preset, load=True)
-        regs = settings.ticks(self.tick_hz)
+        regs = settings.ticks(self.tick_hz, self.s.stim_step)
         link.write(Reg.STIM_CTRL, 0)
         link.write(Reg.STREAM_EN, 0)
         link.write(Reg.LAT_CH_EN, 0)

@@ -114,12 +114,15 @@ class RegisterInfo:
     access: Access
     reset: int
     doc: str
+    #: Bits the rig stores (``rw``): the rest read 0 and writes to them are ignored.
+    width: int = 32
 
 
 _R, _W, _S = Access.RO, Access.RW, Access.STROBE
 
-#: The register map: name, address, access, reset value, meaning. All registers are
-#: 32 bits; times and periods are in ticks of the rig timebase.
+#: The register map: name, address, access, reset value, meaning (and, for flag
+#: registers, the bits stored). Registers are 32 bits wide on the link; times and
+#: periods are in ticks of the rig timebase.
 REGISTERS = [
     RegisterInfo("ID", 0x000, _R, RIG_ID, "constant 0x52544731 ('RTG1')"),
     RegisterInfo("VERSION", 0x001, _R, GATEWARE_VERSION, "register map / packet format version"),
@@ -131,9 +134,12 @@ REGISTERS = [
     RegisterInfo("CAPS", 0x007, _R, 0, "bit n set: Target n is built in"),
     RegisterInfo("SCRATCH", 0x008, _W, 0, "free for link tests"),
     RegisterInfo("IN_DELAY", 0x009, _R, 0, "ticks of input synchroniser delay subtracted from timestamps"),
+    RegisterInfo("STIM_STEP", 0x00A, _R, 1,
+                 "ticks per clock: 1, or 2 with DDR input capture (stimulus, loopback and "
+                 "model settings then count in steps of 2 ticks)"),
     RegisterInfo("TIME_LO", 0x010, _R, 0, "timebase bits 0..31; reading latches TIME_HI"),
     RegisterInfo("TIME_HI", 0x011, _R, 0, "timebase bits 32..63 latched by the last TIME_LO read"),
-    RegisterInfo("STIM_CTRL", 0x020, _W, 0, "StimCtrl bits"),
+    RegisterInfo("STIM_CTRL", 0x020, _W, 0, "StimCtrl bits", width=2),
     RegisterInfo("STIM_PERIOD", 0x021, _W, 10000, "STIM0 period (rising to rising), ticks"),
     RegisterInfo("STIM_HIGH", 0x022, _W, 5000, "STIM0 high time, ticks"),
     RegisterInfo("STIM_COUNT", 0x023, _W, 0, "pulses to issue; 0 = until stopped"),
@@ -143,10 +149,10 @@ REGISTERS = [
     RegisterInfo("STIM_PULSES", 0x027, _R, 0, "STIM0 pulses issued since the last start"),
     RegisterInfo("STIM_STATUS", 0x028, _R, 0, "bit 0: running"),
     RegisterInfo("EDGE_EN", 0x030, _W, 0,
-                 "raw events: bits 0..7 rising, 8..15 falling per input; bit 16 stimulus edges"),
-    RegisterInfo("LAT_CH_EN", 0x031, _W, 0, "latency records: bit n enables channel n (0 ISR, 1 APP)"),
+                 "raw events: bits 0..7 rising, 8..15 falling per input; bit 16 stimulus edges", width=17),
+    RegisterInfo("LAT_CH_EN", 0x031, _W, 0, "latency records: bit n enables channel n (0 ISR, 1 APP)", width=2),
     RegisterInfo("LAT_TIMEOUT", 0x032, _W, 0, "latency window in ticks; 0 = until the next stimulus"),
-    RegisterInfo("STREAM_EN", 0x033, _W, 0, "StreamEnable bits"),
+    RegisterInfo("STREAM_EN", 0x033, _W, 0, "StreamEnable bits", width=3),
     RegisterInfo("EVT_OVERFLOW", 0x034, _R, 0, "raw events dropped because the FIFO was full"),
     RegisterInfo("LAT_OVERFLOW", 0x035, _R, 0, "latency records dropped because the FIFO was full"),
     RegisterInfo("RX_ERRORS", 0x036, _R, 0, "host→rig packets dropped (CRC, length, type)"),
@@ -154,11 +160,14 @@ REGISTERS = [
     RegisterInfo("TRUTH_OVERFLOW", 0x038, _R, 0, "model truth records dropped"),
     RegisterInfo("LAT_RECORDS", 0x039, _R, 0, "latency records produced since CLEAR"),
     RegisterInfo("EVT_RECORDS", 0x03A, _R, 0, "raw events produced since CLEAR"),
-    RegisterInfo("LOAD_EN", 0x040, _W, 0, "bit 0: level of the LOAD_EN output"),
-    RegisterInfo("TARGET_SEL", 0x041, _W, 0, "Target driving the rig inputs"),
+    RegisterInfo("IN_GLITCHES", 0x03B, _R, 0,
+                 "DDR capture: input pulses inside one clock period (no edge reported) "
+                 "since CLEAR"),
+    RegisterInfo("LOAD_EN", 0x040, _W, 0, "bit 0: level of the LOAD_EN output", width=1),
+    RegisterInfo("TARGET_SEL", 0x041, _W, 0, "Target driving the rig inputs", width=2),
     RegisterInfo("LOOP_DELAY", 0x042, _W, 0, "loopback target delay, ticks"),
     RegisterInfo("HB_COUNT", 0x043, _R, 0, "heartbeat edges (both) since CLEAR"),
-    RegisterInfo("MODEL_CTRL", 0x050, _W, 1, "bit 0: model reset, bit 1: app enable"),
+    RegisterInfo("MODEL_CTRL", 0x050, _W, 1, "bit 0: model reset, bit 1: app enable", width=2),
     RegisterInfo("MODEL_ISR_ENTRY", 0x051, _W, 100, "model: ticks from IRQ taken to ISR_OUT rise"),
     RegisterInfo("MODEL_ISR_JITTER", 0x052, _W, 0, "model: extra 0..J ticks of ISR entry"),
     RegisterInfo("MODEL_ISR_SERVICE", 0x053, _W, 50, "model: ISR_OUT high time"),
@@ -172,8 +181,8 @@ REGISTERS = [
     # On-chip statistics (rtrig.gateware.stats; docs/statistics.md), 0x060..0x07F.
     RegisterInfo("STAT_CTRL", 0x060, _W, 0,
                  "bit 0: accumulate statistics (runs the LAT_CH_EN matchers even with the "
-                 "LATENCY stream off); CLEAR zeroes them"),
-    RegisterInfo("STAT_BIN_SHIFT", 0x061, _W, 0, "histogram bin width is 2**k ticks (k 0..31)"),
+                 "LATENCY stream off); CLEAR zeroes them", width=1),
+    RegisterInfo("STAT_BIN_SHIFT", 0x061, _W, 0, "histogram bin width is 2**k ticks (k 0..31)", width=5),
     RegisterInfo("STAT_BIN_OFFSET", 0x062, _W, 0, "latency of the lower edge of bin 0, ticks"),
     RegisterInfo("STAT_INFO", 0x063, _R, 0,
                  "bits 0..7 log2(histogram bins), 8..15 channels, 16..23 bits per bin"),

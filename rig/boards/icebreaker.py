@@ -63,11 +63,11 @@ BOARDS = [
     Board(
         name="icebreaker", code=3, title="iCEBreaker (iCE40UP5K)",
         platform=RigICEBreakerPlatform, clk_freq=CLK_FREQ, clocking=_clocking,
-        # The small rig: no model target, no on-chip statistics (docs/boards.md).
+        # The small rig (docs/boards.md): no model target, no on-chip statistics; to
+        # fit the UP5K's 5280 logic cells, the compact gateware (``Rig(compact=True)``)
+        # and a loopback queue of 2 (a loopback delay of up to one stimulus period).
         uart=("uart", 0), fifo_depth=256, with_model=False, with_stats=False,
-        # To fit the UP5K's 5280 logic cells: a loopback queue of 2 (a loopback
-        # delay of up to one stimulus period) and latency records registered once.
-        rig_options={"loop_depth": 2, "lat_out_reg": False},
+        rig_options={"loop_depth": 2, "compact": True, "ddr": True, "pin_latency": 1},
         yosys_after_read=_NO_COLLISION,
         programmer=_iceprog,
         bitstream_ext="bin",

@@ -330,31 +330,38 @@ def test_uart_rx_receives_and_counts_framing_errors():
     assert got == [0x3C]
 
 
-def test_packet_tx_frames_decode_on_the_host():
-    dut = PacketTx()
-    wire = []
+@pytest.mark.parametrize("hold", [False, True])
+def test_packet_tx_frames_decode_on_the_host(hold):
+    dut = PacketTx(hold=hold)
+    wire, taken = [], []
     payload = bytes([0x11, 0xC0, 0xDB, 0x44, 0x55, 0x66, 0x77])
 
     async def tb(ctx):
+        ctx.set(dut.bytes_out.ready, 1)
         for _ in range(2):
             ctx.set(dut.pkt.payload.type, PacketType.READ_DATA)
             ctx.set(dut.pkt.payload.length, 7)
             ctx.set(dut.pkt.payload.payload, int.from_bytes(payload, "little"))
             ctx.set(dut.pkt.valid, 1)
-            ctx.set(dut.bytes_out.ready, 1)
-            await ctx.tick().until(dut.pkt.ready)
-            ctx.set(dut.pkt.valid, 0)
             for _ in range(40):
                 if ctx.get(dut.bytes_out.valid):
                     wire.append(ctx.get(dut.bytes_out.payload))
+                took = ctx.get(dut.pkt.valid) and ctx.get(dut.pkt.ready)
                 await ctx.tick()
+                if took:
+                    taken.append(len(wire))
+                    ctx.set(dut.pkt.valid, 0)
+                    # A packet is taken only once it need not stay: scramble it.
+                    ctx.set(dut.pkt.payload.payload, 0)
 
     run(dut, tb, "ptx")
     d = SlipDecoder()
     assert d.feed(bytes(wire)) == [(PacketType.READ_DATA, 0, payload),
                                    (PacketType.READ_DATA, 1, payload)]
-    assert bytes(wire[:len(frame(PacketType.READ_DATA, 0, payload))]) == \
-        frame(PacketType.READ_DATA, 0, payload)
+    first = frame(PacketType.READ_DATA, 0, payload)
+    assert bytes(wire[:len(first)]) == first
+    # Copied: taken before its first byte; held: taken with its last byte.
+    assert taken == ([0, len(first)] if not hold else [len(first), 2 * len(first)])
 
 
 def rx_packets(wire):

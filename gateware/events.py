@@ -1,0 +1,131 @@
+"""Raw events for small FPGAs: one FIFO entry per cycle with edges, not per edge."""
+
+from amaranth import Module, Mux, Signal
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .timebase import TIME_WIDTH
+
+__all__ = ["EventGroups"]
+
+
+def _popcount(bits):
+    total = 0
+    for b in bits:
+        total = total + b
+    return total
+
+
+class EventGroups(wiring.Component):
+    """Queues the edges of each cycle as one group and hands them out one by one.
+
+    The edges of all ``n`` sources in one cycle share one time, so a cycle with edges
+    is written to the FIFO (block RAM) as one entry: the time, which sources have an
+    edge, their directions and (DDR capture) their sampling phases. The output side
+    expands an entry into one record per edge, lowest source first. This holds no
+    record per source in flip-flops, which the :class:`~rtrig.gateware.merge.RecordMerger`
+    does (a cell per bit on an iCE40). Edges are handed out in the order of their
+    cycles (within a cycle, lowest source first).
+
+    Parameters
+    ----------
+    n : int
+        Number of edge sources.
+    codes : list of int
+        Input code of each source (the record's ``input`` field).
+    depth : int
+        Cycles with edges the FIFO holds.
+    record : data.Struct
+        Output record layout with fields ``t``, ``input`` and ``rising``.
+
+    Members
+    -------
+    valid, rising, phase : In(n)
+        Per source: an edge this cycle, its direction, and its time offset in ticks
+        (0 or 1; 0 without DDR capture).
+    t : In(48)
+        Time of this cycle's edges (plus their ``phase``).
+    out : Out(stream.Signature(record))
+    overflow : Out(32)
+        Edges dropped because the FIFO was full, since ``clear``.
+    records : Out(32)
+        Edges queued since ``clear``.
+    clear : In(1)
+
+    A cycle's edges are written to the FIFO in that cycle; the full flag is a
+    registered "room for one more" (it lags the level by one cycle).
+    """
+
+    def __init__(self, n, codes, depth, record):
+        self.n = n
+        self.codes = list(codes)
+        self.depth = depth
+        self.record = record
+        super().__init__({
+            "valid": In(n), "rising": In(n), "phase": In(n),
+            "t": In(TIME_WIDTH),
+            "out": Out(stream.Signature(record)),
+            "overflow": Out(32), "records": Out(32),
+            "clear": In(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self.n
+        group = data.StructLayout({"t": TIME_WIDTH, "valid": n, "rising": n, "phase": n})
+
+        # The group of this cycle, written as it is (its inputs are flip-flops).
+        g, g_any = Signal(group), Signal()
+        m.d.comb += [g.t.eq(self.t), g.valid.eq(self.valid), g.rising.eq(self.rising),
+                     g.phase.eq(self.phase), g_any.eq(self.valid.any())]
+
+        m.submodules.q = q = fifo.SyncFIFOBuffered(width=group.size, depth=self.depth + 1)
+        room = Signal(init=1)
+        m.d.sync += room.eq(q.w_level < q.depth - 1)
+        m.d.comb += [q.w_data.eq(g), q.w_en.eq(g_any & room)]
+
+        # Counters: the edges of a group, added one cycle after it was written/dropped.
+        n_edges = Signal(range(n + 1))
+        added, lost = Signal(range(n + 1)), Signal(range(n + 1))
+        m.d.comb += n_edges.eq(_popcount(g.valid))
+        m.d.sync += [added.eq(0), lost.eq(0)]
+        with m.If(g_any & room):
+            m.d.sync += added.eq(n_edges)
+        with m.Elif(g_any):
+            m.d.sync += lost.eq(n_edges)
+        with m.If(self.clear):
+            m.d.sync += [self.records.eq(0), self.overflow.eq(0), added.eq(0), lost.eq(0)]
+        with m.Else():
+            m.d.sync += [self.records.eq(self.records + added),
+                         self.overflow.eq(self.overflow + lost)]
+
+        # Output side: the group being handed out stays at the FIFO's output (no copy);
+        # ``pending`` marks its edges not yet handed out, the lowest goes next.
+        cur = Signal(group)
+        m.d.comb += cur.eq(q.r_data)
+        pending, loaded = Signal(n), Signal()
+        low = Signal(n)           # one-hot: the lowest set bit of ``pending``
+        m.d.comb += low.eq(pending & -pending)
+        code, rising, phase = Signal(4), Signal(), Signal()
+        for i in range(n):
+            with m.If(low[i]):
+                m.d.comb += [code.eq(self.codes[i]), rising.eq(cur.rising[i]),
+                             phase.eq(cur.phase[i])]
+        m.d.comb += [
+            self.out.valid.eq(pending.any()),
+            self.out.payload.t.eq(cur.t + phase),
+            self.out.payload.input.eq(code),
+            self.out.payload.rising.eq(rising),
+        ]
+        rest = Signal(n)
+        m.d.comb += rest.eq(pending & ~Mux(self.out.ready, low, 0))
+        # A group's last edge taken: drop it from the FIFO; the next one's edges are
+        # loaded into ``pending`` in the following cycle.
+        with m.If(loaded & ~rest.any()):
+            m.d.comb += q.r_en.eq(1)
+            m.d.sync += [loaded.eq(0), pending.eq(0)]
+        with m.Elif(~loaded & q.r_rdy):
+            m.d.sync += [pending.eq(cur.valid), loaded.eq(1)]
+        with m.Else():
+            m.d.sync += pending.eq(rest)
+        return m

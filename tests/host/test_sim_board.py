@@ -1,0 +1,109 @@
+"""The twin of the iCEBreaker's gateware (``--sim-board icebreaker``): the compact rig
+with DDR input capture, 48 MHz clock, 96 MHz ticks. Loopback latencies and the model
+target's truth are known exactly, so every figure is checked against ground truth."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rtrig import load
+from rtrig.host.measure import CaptureSettings, open_rig, run_capture
+from rtrig.host.selftest import compare_with_truth
+from rtrig.protocol import STIM_INPUT, Reg
+
+TICK_HZ = 96_000_000
+
+
+@pytest.fixture(scope="module")
+def rig():
+    with open_rig(sim=True, board="icebreaker") as session:
+        yield session
+
+
+def test_identity_reports_ddr_ticks_and_the_stimulus_step(rig):
+    info = rig.info
+    assert info["tick_hz"] == TICK_HZ and info["stim_step"] == 2
+    assert info["in_delay"] == 6                  # 3 clock cycles: DDR register + 2 FFs
+    assert info["board"] == 3
+
+
+@pytest.mark.parametrize("delay", [0, 2, 120, 4_002])
+def test_loopback_latency_is_exact_in_half_clock_ticks(rig, tmp_path, delay):
+    freq = 20_000 if delay < 4_000 else 10_000
+    s = CaptureSettings(freq=freq, count=120, target="loopback", delay=delay / TICK_HZ)
+    res = run_capture(rig, s, tmp_path / "c.rtrig", progress=False)
+    isr = load(res.path).channel("isr")
+    assert len(isr) == 120 and list(isr["pulse"]) == list(range(120))
+    assert (isr["flags"] == 0).all() and (isr["latency"] == delay).all()
+    period = round(TICK_HZ / freq)
+    assert (np.diff(isr["stim_t"].astype(np.int64)) == period).all()
+    assert (isr["completion"] == delay + period // 2).all()
+    assert res.link == {**res.link, "crc_errors": 0, "lost_packets": 0, "overflows": 0}
+
+
+def test_odd_settings_are_rounded_to_the_stimulus_step(rig, tmp_path):
+    # 121 ticks cannot be made with a 2-tick stimulus step: 120 is used and measured.
+    s = CaptureSettings(freq=20_000, count=20, target="loopback", delay=121 / TICK_HZ)
+    assert s.ticks(TICK_HZ, 2)["delay"] == 120
+    res = run_capture(rig, s, tmp_path / "odd.rtrig", progress=False)
+    assert (load(res.path).channel("isr")["latency"] == 120).all()
+
+
+def test_raw_events_are_grouped_but_complete(rig, tmp_path):
+    s = CaptureSettings(freq=20_000, count=40, target="loopback", delay=300 / TICK_HZ,
+                        raw_events=True)
+    res = run_capture(rig, s, tmp_path / "raw.rtrig", progress=False)
+    cap = load(res.path)
+    ev = cap.events
+    stim = ev[ev["input"] == STIM_INPUT[0]]
+    isr = ev[ev["input"] == 0]
+    assert len(stim) == len(isr) == 80
+    assert (isr["t"].astype(np.int64) - stim["t"].astype(np.int64) == 300).all()
+    rises = stim["t"][stim["rising"] == 1]
+    assert (rises == np.sort(cap.channel("isr")["stim_t"])).all()
+    assert rig.link.read1(Reg.IN_GLITCHES) == 0
+
+
+def test_model_target_matches_its_truth(rig, tmp_path):
+    s = CaptureSettings(freq=20_000, count=150, target="model", channels=("isr", "app"),
+                        jitter=3e-6, truth=True,
+                        model={"isr_entry": 120, "isr_jitter": 90, "isr_service": 60,
+                               "app_wake": 250, "app_service": 70, "tick_period": 3_000,
+                               "tick_service": 200, "app": True})
+    res = run_capture(rig, s, tmp_path / "model.rtrig", progress=False)
+    cap = load(res.path)
+    ok, detail = compare_with_truth(cap)
+    assert ok, detail
+    assert len(cap.truth) == 300
+    lat = cap.channel("isr")["latency"]
+    assert lat.min() >= 120 and lat.max() > lat.min() and (lat % 2 == 0).all()
+
+
+def test_link_and_register_widths(rig):
+    link = rig.link
+    link.write(Reg.SCRATCH, 0x12345678)
+    assert link.read(Reg.SCRATCH, 2) == [0x12345678] * 2
+    link.write(Reg.LOAD_EN, 0xFFFFFFFF)           # one bit stored
+    assert link.read1(Reg.LOAD_EN) == 1
+    link.write(Reg.LOAD_EN, 0)
+    link.write(Reg.CLEAR, 1)
+    from rtrig.protocol import PacketType, frame
+    bad = bytearray(frame(PacketType.WRITE, 200, b"\x08\x00\x01\x00\x00\x00"))
+    bad[5] ^= 0xFF
+    link.port.write(bytes(bad))
+    assert link.read1(Reg.RX_ERRORS) == 1
+    assert link.read1(Reg.SCRATCH) == 0x12345678
+
+
+def test_info_cli_names_the_ddr_capture():
+    r = subprocess.run([sys.executable, "-m", "rtrig", "--sim-board", "icebreaker", "info",
+                        "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["tick_hz"] == TICK_HZ and d["stim_step"] == 2 and d["simulation"] is True
+    r = subprocess.run([sys.executable, "-m", "rtrig", "--sim-board", "icebreaker", "info"],
+                       capture_output=True, text=True, timeout=600)
+    assert "DDR inputs" in r.stdout and "steps of 2 ticks" in r.stdout
