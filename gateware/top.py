@@ -14,7 +14,7 @@ from amaranth.lib.wiring import In, Out, connect
 from ..protocol import N_INPUTS, N_LATENCY_CHANNELS, REGISTERS, STIM_INPUT, PacketType, Target
 from .capture import IN_DELAY, EdgeDetector
 from .link import CommandUnit, PacketRx, PacketTx, StreamRoundRobin, TxPacket
-from .loopback import LoopbackTarget
+from .loopback import LoopbackDelayLine, LoopbackTarget
 from .matcher import LatencyMatcher, LatencyRecord
 from .merge import RecordMerger
 from .registers import RegisterFile
@@ -22,7 +22,10 @@ from .stimulus import StimulusGenerator
 from .timebase import TIME_WIDTH, Timebase
 from .uart import UARTRx, UARTTx
 
-__all__ = ["Rig", "EventRecord", "gateware_hash"]
+__all__ = ["Rig", "EventRecord", "gateware_hash", "LOOP_LINE_DEPTH"]
+
+#: Clock cycles of the compact rig's loopback delay line (four iCE40 block RAMs).
+LOOP_LINE_DEPTH = 8192
 
 
 class EventRecord(data.Struct):
@@ -124,14 +127,17 @@ class Rig(wiring.Component):
     loop_depth : int
         Depth of the loopback target's edge queue: up to ``loop_depth + 1`` STIM0
         edges in flight, i.e. a loopback delay of up to ``loop_depth / 2`` stimulus
-        periods (:class:`~rtrig.gateware.loopback.LoopbackTarget`).
+        periods (:class:`~rtrig.gateware.loopback.LoopbackTarget`). Not used with
+        ``compact``.
     compact : bool
         Area over speed, for small FPGAs at up to about 50 MHz (the iCE40UP5K): lean
         latency matchers (:class:`~rtrig.gateware.matcher_lean.LeanLatencyMatcher`)
         without a record register of their own; raw events queued once per cycle
         (:class:`~rtrig.gateware.events.EventGroups`, ``fifo_depth`` then counts
         cycles with edges, events come out in the order of their cycles); no register stage before
-        the latency FIFO, after the packet arbiter or in the register read mux; the
+        the latency FIFO, after the packet arbiter or in the register read mux; a
+        block-RAM loopback delay line (any number of edges in flight, delays up to
+        ``LOOP_LINE_DEPTH`` clock cycles; a longer ``LOOP_DELAY`` answers nothing); the
         host → rig byte FIFO in block RAM (no distributed RAM on an iCE40). The
         behaviour seen from the host is the same.
     ddr : bool
@@ -267,7 +273,10 @@ class Rig(wiring.Component):
         ]
 
         # Targets
-        m.submodules.loopback = loop = LoopbackTarget(self.loop_depth)
+        if self.compact:
+            m.submodules.loopback = loop = LoopbackDelayLine(LOOP_LINE_DEPTH)
+        else:
+            m.submodules.loopback = loop = LoopbackTarget(self.loop_depth)
         m.d.comb += [loop.stim.eq(stim.stim0), loop.delay.eq(cycles(rw["LOOP_DELAY"]))]
         # ``target_pins``: what the capture sees. The internal targets change at clock
         # edges (phase 0); they are delayed as the external pins are outside the Rig.

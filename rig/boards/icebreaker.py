@@ -64,10 +64,10 @@ BOARDS = [
         name="icebreaker", code=3, title="iCEBreaker (iCE40UP5K)",
         platform=RigICEBreakerPlatform, clk_freq=CLK_FREQ, clocking=_clocking,
         # The small rig (docs/boards.md): no model target, no on-chip statistics; to
-        # fit the UP5K's 5280 logic cells, the compact gateware (``Rig(compact=True)``)
-        # and a loopback queue of 2 (a loopback delay of up to one stimulus period).
+        # fit the UP5K's 5280 logic cells, the compact gateware (``Rig(compact=True)``);
+        # DDR input capture for 10.4 ns bins at a 48 MHz clock.
         uart=("uart", 0), fifo_depth=256, with_model=False, with_stats=False,
-        rig_options={"loop_depth": 2, "compact": True, "ddr": True, "pin_latency": 1},
+        rig_options={"compact": True, "ddr": True, "pin_latency": 1},
         yosys_after_read=_NO_COLLISION,
         programmer=_iceprog,
         bitstream_ext="bin",
