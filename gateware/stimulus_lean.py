@@ -1,0 +1,204 @@
+"""Stimulus generator for small FPGAs: the pulse generator, built for area."""
+
+from amaranth import Cat, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .stimulus import LFSR_TAPS
+
+__all__ = ["LeanStimulusGenerator"]
+
+# Signals kept through synthesis: ABC maps for depth and, left free, merges the compares
+# into the logic around them and duplicates parts of them (about 15% more LUTs here).
+KEEP = {"keep": 1}
+
+
+def _equal(m, a, b, name):
+    """``a == b`` built as one LUT4 per two bit pairs and an AND of those."""
+    width = max(len(a), len(b))
+    a, b = a.as_unsigned(), b.as_unsigned()
+    pairs = []
+    for i in range(0, width, 2):
+        pair = Signal(name=f"{name}_{i}", attrs=KEEP)
+        m.d.comb += pair.eq(a[i:i + 2] == b[i:i + 2])
+        pairs.append(pair)
+    eq = Signal(name=name, attrs=KEEP)
+    m.d.comb += eq.eq(Cat(*pairs).all())
+    return eq
+
+
+class LeanStimulusGenerator(wiring.Component):
+    """Generates STIM0/STIM1 pulse trains in few logic cells, in the ``sync`` domain.
+
+    The pulse trains are those of :class:`~rtrig.gateware.stimulus.StimulusGenerator`,
+    cycle for cycle: pulse ``k`` of STIM0 rises ``period + r_k`` ticks after pulse
+    ``k-1`` and stays high ``high`` ticks; STIM1, when enabled at the rising edge of
+    STIM0, rises ``offset`` ticks later (with it for ``offset = 0``) and stays high
+    ``high`` ticks. With ``start`` high in cycle ``c`` the first STIM0 pulse is high
+    from cycle ``c + 2``. The extra delays ``r_k`` are the same draws from the same
+    LFSR, stepped in the same cycles: rejection sampling of ``0..jitter`` on the 32-bit
+    Galois LFSR seeded by ``seed`` at ``start``; a draw begins after each rising edge
+    and the value in hand at the next rising edge is used (for the first period of a
+    train, the draw left from before ``start``).
+
+    Where :class:`StimulusGenerator` runs four down-counters and registers the settings
+    derived from its inputs, this block keeps one up-counter of the position within
+    the current period (``period`` ticks, then the ``r_k`` extra ones) and compares it
+    with the settings as they are: equality compares and one addition
+    (``offset + high``) instead of counters and registered copies.
+
+    Differences from :class:`StimulusGenerator`, none of which the rig's host can see
+    (it changes settings only while stopped, its registers reset to 0, and it keeps
+    ``period + jitter`` far below 2^32):
+
+    * Settings act in the cycle they are applied, not one cycle later, and those of
+      the period in progress are not latched: ``high``, ``offset`` and ``period``
+      changed while running move the edges of the current period (a ``period`` set
+      below the position already reached lets the counter run to 2^32), ``count`` is
+      compared at once. ``jitter`` changed while a draw is still rejecting values (a
+      few cycles after a rising edge) applies its mask one cycle earlier.
+    * After reset the draw in hand is ``2**32 - 1`` instead of 0 until the first draw
+      is accepted; with ``jitter = 0`` at reset that is cycle 0 in both (otherwise the
+      draw also starts with the new mask, as above).
+    * ``period + r_k`` up to ``2**33 - 2`` is counted in full; ``StimulusGenerator``
+      agrees up to ``2**32 + 1`` (beyond, its 33-bit down-counter starts negative).
+    * Outside the preconditions below the outputs differ (e.g. with
+      ``offset + high >= period`` STIM1 does not fall).
+
+    Members
+    -------
+    period, high, count, jitter, offset, seed : In(32)
+        Settings in ticks (``count`` in pulses, 0 = until ``stop``). Needs
+        ``1 <= high < period`` and ``offset + high < period`` (the host checks).
+    stim1_en : In(1)
+        Sampled at each rising edge of STIM0.
+    start : In(1)
+        Pulse: begin a pulse train (ignored while running).
+    stop : In(1)
+        Pulse: issue no further rising edge; a pulse in progress completes.
+    stim0, stim1 : Out(1)
+        The outputs (registered).
+    running : Out(1)
+        High from ``start`` until the last pulse of both outputs has fallen.
+    pulses : Out(32)
+        STIM0 rising edges since the last ``start``.
+    """
+
+    period: In(32)
+    high: In(32)
+    count: In(32)
+    jitter: In(32)
+    offset: In(32)
+    seed: In(32)
+    stim1_en: In(1)
+    start: In(1)
+    stop: In(1)
+    stim0: Out(1)
+    stim1: Out(1)
+    running: Out(1)
+    pulses: Out(32)
+
+    def elaborate(self, platform):
+        m = Module()
+
+        # Jitter: the next extra delay is drawn ahead of time by rejection sampling, as
+        # in StimulusGenerator (same LFSR, same accept test, same cycles). The draw is
+        # kept inverted: the accept test ``cand <= jitter`` is then the carry out of
+        # ``jitter + ~cand + 1``, a bare carry chain fed by the LUTs that form ``~cand``.
+        lfsr = Signal(32, init=1)
+        lfsr_next = Signal(32)
+        m.d.comb += lfsr_next.eq(Cat(lfsr[1:], 0) ^ (LFSR_TAPS * lfsr[0]))
+        mask = Signal(32)           # all ones up to the top set bit of ``jitter``
+        m.d.comb += mask[31].eq(self.jitter[31])
+        for i in range(31):
+            m.d.comb += mask[i].eq(self.jitter[i] | mask[i + 1])
+        ncand = Signal(32)
+        accept = Signal(33)
+        m.d.comb += [ncand.eq(~(lfsr_next & mask)),
+                     accept.eq(self.jitter + ncand + 1)]
+        rn_next = Signal(32)        # ~r of the next period (iCE40 flip-flops start at 0)
+        r_valid = Signal()
+
+        # ``pos`` counts the cycles since the rising edge (phase P, ``period`` cycles),
+        # then since the end of phase P (phase J, ``r`` cycles, skipped for ``r = 0``).
+        # ``wrap`` (registered) marks the cycle after the last one: the next rising edge
+        # is due. Two equality compares and a phase bit cost less than an adder and a
+        # compare with ``period + r``.
+        pos = Signal(32)
+        pos_inc = Signal(32, attrs=KEEP)
+        m.d.comb += pos_inc.eq(pos + 1)
+        in_j = Signal()
+        rn_cur = Signal(32)         # ~r of the current period
+        r_zero = Signal(attrs=KEEP)
+        m.d.comb += r_zero.eq(rn_cur.all())
+        at_period = _equal(m, pos_inc, self.period, "at_period")
+        at_r = _equal(m, pos_inc, ~rn_cur, "at_r")
+        p_end = ~in_j & at_period
+        j_end = in_j & at_r
+        wrap = Signal()
+        m.d.sync += [pos.eq(pos_inc), wrap.eq(j_end | (p_end & r_zero))]
+        with m.If(p_end | j_end):
+            m.d.sync += [pos.eq(0), in_j.eq(p_end & ~r_zero)]
+
+        issuing = Signal()          # may still issue rising edges
+        s1_pending = Signal()       # STIM1 waits for its rising edge (offset > 0)
+        rise = Signal()
+        m.d.comb += rise.eq(issuing & wrap)
+
+        # Events by position in phase P (in phase J they find both outputs low).
+        s1_end = Signal(33, attrs=KEEP)
+        m.d.comb += s1_end.eq(self.offset + self.high)
+        at_high = _equal(m, pos, self.high, "at_high")
+        at_offset = _equal(m, pos, self.offset, "at_offset")
+        at_s1_end = _equal(m, pos, s1_end[:32], "at_s1_end")
+        pulses_inc = Signal(33, attrs=KEEP)
+        m.d.comb += pulses_inc.eq(self.pulses + 1)
+        # This rise is the last one: ``count`` reached (never for ``count = 0``).
+        last = _equal(m, pulses_inc, self.count, "last")
+
+        with m.If(~r_valid):
+            m.d.sync += lfsr.eq(lfsr_next)
+            with m.If(accept[32]):
+                m.d.sync += [rn_next.eq(ncand), r_valid.eq(1)]
+
+        with m.If(at_high):
+            m.d.sync += self.stim0.eq(0)
+
+        with m.If(self.start & ~self.running):
+            m.d.sync += [
+                issuing.eq(1),
+                pos.eq(0),
+                in_j.eq(0),
+                wrap.eq(1),
+                self.pulses.eq(0),
+                lfsr.eq(self.seed),
+                r_valid.eq(0),
+                self.running.eq(1),
+            ]
+        with m.Elif(rise):
+            m.d.sync += [
+                self.stim0.eq(1),
+                rn_cur.eq(rn_next),
+                r_valid.eq(0),
+                self.pulses.eq(pulses_inc),
+            ]
+            with m.If(self.stop | last):
+                m.d.sync += issuing.eq(0)
+        with m.Elif(self.stop):
+            m.d.sync += issuing.eq(0)
+
+        # STIM1: ``pos == offset`` in the rising edge's own cycle means offset 0.
+        with m.If(rise):
+            m.d.sync += s1_pending.eq(self.stim1_en & ~at_offset)
+        with m.Elif(at_offset):
+            m.d.sync += s1_pending.eq(0)
+        with m.If(at_offset & (s1_pending | (rise & self.stim1_en))):
+            m.d.sync += self.stim1.eq(1)
+        with m.Elif(at_s1_end):
+            m.d.sync += self.stim1.eq(0)
+
+        # Done when no more edges will be issued and both outputs are low and idle.
+        with m.If(self.running & ~issuing & ~self.stim0 & ~self.stim1 & ~s1_pending
+                  & ~self.start):
+            m.d.sync += self.running.eq(0)
+        return m
