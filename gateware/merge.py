@@ -1,6 +1,6 @@
 """Merge record sources that cannot wait into one stream, counting what is lost."""
 
-from amaranth import Cat, Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Shape, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -55,10 +55,24 @@ class RecordMerger(wiring.Component):
         m.d.comb += [
             self.out.valid.eq((full & sel_oh).any()),
         ]
-        with m.Switch(sel):
-            for i in range(n):
-                with m.Case(i):
-                    m.d.comb += self.out.payload.eq(held[i])
+        # The payload multiplexer in slices of about 40 bits, each with its own copy of
+        # ``sel`` (copy k counts sel + k: a different start value, so synthesis keeps
+        # the copies apart), so no select drives the whole record.
+        width = Shape.cast(self.shape).width
+        slices = max(1, min(n, round(width / 40)))
+        bounds = [width * k // slices for k in range(slices + 1)]
+        for k in range(slices):
+            lo, hi = bounds[k], bounds[k + 1]
+            copy = sel if k == 0 else Signal(range(n), init=k % n, name=f"sel_copy{k}")
+            if k:
+                with m.If(~self.out.valid | self.out.ready):
+                    m.d.sync += copy.eq(Mux(copy == n - 1, 0, copy + 1))
+            payload = Signal(width, name=f"payload_slice{k}")
+            with m.Switch(copy):
+                for v in range(n):
+                    with m.Case(v):
+                        m.d.comb += payload.eq(held[(v - k) % n])
+            m.d.comb += self.out.payload.as_value()[lo:hi].eq(payload[lo:hi])
         m.d.comb += taken.eq(Mux(self.out.ready, full & sel_oh, 0))
         # Move to the next source when the current one has nothing or was just taken.
         with m.If(~self.out.valid | self.out.ready):

@@ -108,10 +108,11 @@ class LeanStimulusGenerator(wiring.Component):
         lfsr = Signal(32, init=1)
         lfsr_next = Signal(32)
         m.d.comb += lfsr_next.eq(Cat(lfsr[1:], 0) ^ (LFSR_TAPS * lfsr[0]))
-        mask = Signal(32)           # all ones up to the top set bit of ``jitter``
-        m.d.comb += mask[31].eq(self.jitter[31])
-        for i in range(31):
-            m.d.comb += mask[i].eq(self.jitter[i] | mask[i + 1])
+        # All ones up to the top set bit of ``jitter``, as a carry chain rather than 31
+        # ORs in a row (a 60 ns path on an iCE40): with ``r`` the bit-reversed jitter,
+        # ``r | -r`` sets every bit from r's lowest set bit up.
+        mask, rev, neg = Signal(32), Signal(32), Signal(32)
+        m.d.comb += [rev.eq(self.jitter[::-1]), neg.eq(-rev), mask.eq((rev | neg)[::-1])]
         ncand = Signal(32)
         accept = Signal(33)
         m.d.comb += [ncand.eq(~(lfsr_next & mask)),

@@ -132,6 +132,7 @@ class Rig(wiring.Component):
     compact : bool
         Area over speed, for small FPGAs at up to about 50 MHz (the iCE40UP5K): lean
         latency matchers (:class:`~rtrig.gateware.matcher_lean.LeanLatencyMatcher`)
+        and stimulus generator (:class:`~rtrig.gateware.stimulus_lean.LeanStimulusGenerator`)
         without a record register of their own; raw events queued once per cycle
         (:class:`~rtrig.gateware.events.EventGroups`, ``fifo_depth`` then counts
         cycles with edges, events come out in the order of their cycles); no register stage before
@@ -147,8 +148,9 @@ class Rig(wiring.Component):
         loopback and the model target run in clock cycles: their settings are used in
         steps of 2 ticks (register ``STIM_STEP``; odd values are rounded down).
     pin_latency : int
-        Cycles of registers in front of ``ext_inputs`` outside the Rig (a DDR input
-        buffer's: 1); internal targets and the stimulus are delayed as much, and
+        Cycles of registers in front of ``ext_inputs`` outside the Rig (an iCE40 DDR
+        input buffer's: 2, the I/O cell's register and the one that re-registers both
+        samples); internal targets and the stimulus are delayed as much, and
         ``IN_DELAY`` includes it.
 
     Members
@@ -249,7 +251,11 @@ class Rig(wiring.Component):
         ]
 
         # Stimulus
-        m.submodules.stim = stim = StimulusGenerator()
+        if self.compact:
+            from .stimulus_lean import LeanStimulusGenerator
+            m.submodules.stim = stim = LeanStimulusGenerator()
+        else:
+            m.submodules.stim = stim = StimulusGenerator()
         ctrl_write = regs.wrote["STIM_CTRL"]
         # Start/stop registered once more (off the write decode's path).
         stim_start, stim_stop = Signal(), Signal()

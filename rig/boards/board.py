@@ -159,7 +159,7 @@ class BoardTop(Elaboratable):
     outputs are flip-flop outputs already, and its input synchroniser is the first
     register the target's edges meet, so the delays the Rig subtracts (``IN_DELAY``)
     are the pin-to-pin delays (DESIGN §1). A Rig with DDR input capture gets its inputs
-    through ``io.DDRBuffer``s (one register, the Rig's ``pin_latency``).
+    through ``io.DDRBuffer``s (two registers: the Rig's ``pin_latency``).
     """
 
     def __init__(self, board):
@@ -195,7 +195,8 @@ class BoardTop(Elaboratable):
         for bit, name in enumerate(RIG_INPUTS):
             if getattr(rig, "ddr", False):
                 # Two samples per clock (docs/boards.md): i[0] the earlier, i[1] the
-                # later; the buffer's register is the Rig's ``pin_latency``.
+                # later; the buffer's two registers (the I/O cell's and the one that
+                # re-registers both samples) are the Rig's ``pin_latency``.
                 buf = io.DDRBuffer("i", getattr(pins, name), i_domain="sync")
                 m.d.comb += [rig.ext_inputs[bit].eq(buf.i[0]),
                              rig.ext_inputs_late[bit].eq(buf.i[1])]

@@ -41,6 +41,24 @@ def test_board_elaborates(name):
         assert f"rig_0__{pin}__io" in text
 
 
+def test_icebreaker_inputs_are_ddr_sampled():
+    # The iCEBreaker's top puts every rig input through a DDR buffer (the iCE40's
+    # PIN_INPUT_DDR I/O cell) and reports half-clock ticks.
+    board = get_board("icebreaker")
+    plan = board.platform().prepare(BoardTop(board), name="top")
+    il = plan.files["top.il"]
+    il = il if isinstance(il, str) else il.decode()
+    ddr_ios = [line for line in il.splitlines() if "SB_IO" in line]
+    assert len(ddr_ios) >= len(RIG_INPUTS)
+    rig = board.rig()
+    assert rig.ddr and rig.compact and rig.step == 2 and rig.pin_latency == 2
+
+
+def test_sim_board_choices_are_the_boards():
+    from rtrig.host.cli import SIM_BOARDS
+    assert SIM_BOARDS == list(BOARDS)
+
+
 @pytest.mark.parametrize("name", list(BOARDS))
 def test_rig_pins_are_distinct_header_pins(name):
     board = get_board(name)

@@ -26,7 +26,7 @@ def rig():
 def test_identity_reports_ddr_ticks_and_the_stimulus_step(rig):
     info = rig.info
     assert info["tick_hz"] == TICK_HZ and info["stim_step"] == 2
-    assert info["in_delay"] == 6                  # 3 clock cycles: DDR register + 2 FFs
+    assert info["in_delay"] == 8                  # 4 clock cycles: DDR registers + 2 FFs
     assert info["board"] == 3
 
 
