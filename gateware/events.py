@@ -113,7 +113,9 @@ class EventGroups(wiring.Component):
                              phase.eq(cur.phase[i])]
         m.d.comb += [
             self.out.valid.eq(pending.any()),
-            self.out.payload.t.eq(cur.t + phase),
+            # ``t`` is even whenever a phase can be 1 (DDR capture: t counts by 2 and
+            # the capture delay is whole cycles), so the phase is its bit 0: no adder.
+            self.out.payload.t.eq(cur.t | phase),
             self.out.payload.input.eq(code),
             self.out.payload.rising.eq(rising),
         ]

@@ -315,10 +315,12 @@ class PacketTx(wiring.Component):
         m = Module()
         m.submodules.crc = crc_ = _crc16()
         if self.hold:
+            # The byte to send next is fetched from the waiting packet into a register
+            # (state FETCH) before PREP looks at it: the packet comes through the
+            # sender's multiplexers, far from here.
             length = self.pkt.payload.length
-            ptype = self.pkt.payload.type
+            ptype, body_byte = Signal(8), Signal(8)
             index = Signal(range(MAX_PAYLOAD))
-            body_byte = self.pkt.payload.payload.word_select(index, 8)
         else:
             length = Signal(5)
             ptype = Signal(8)
@@ -367,6 +369,7 @@ class PacketTx(wiring.Component):
             Signal(name=n) for n in ("adv_q", "body_q", "start_q", "shift_q", "end_q"))
         m.d.comb += self.bytes_out.payload.eq(out_q)
 
+        prep = "FETCH" if self.hold else "PREP"
         with m.FSM():
             with m.State("IDLE"):
                 if not self.hold:
@@ -387,6 +390,11 @@ class PacketTx(wiring.Component):
                 m.d.comb += [self.bytes_out.valid.eq(1), self.bytes_out.payload.eq(SLIP_END)]
                 m.d.sync += [len2.eq(length + 2), len3.eq(length + 3), len4.eq(length + 4)]
                 with m.If(self.bytes_out.ready):
+                    m.next = prep
+            if self.hold:
+                with m.State("FETCH"):
+                    m.d.sync += [ptype.eq(self.pkt.payload.type),
+                                 body_byte.eq(self.pkt.payload.payload.word_select(index, 8))]
                     m.next = "PREP"
             with m.State("PREP"):
                 # (After the last body byte, the CRC register holds it from this cycle.)
@@ -397,7 +405,7 @@ class PacketTx(wiring.Component):
             with m.State("SEND"):
                 m.d.comb += [self.bytes_out.valid.eq(1), self.bytes_out.payload.eq(out_q)]
                 with m.If(self.bytes_out.ready):
-                    m.next = "PREP"
+                    m.next = prep
                     with m.If(~adv_q):
                         m.d.sync += esc_sent.eq(1)
                     with m.Else():

@@ -1,6 +1,6 @@
 """Stimulus → response matching for small FPGAs: the latency matcher, built for area."""
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -64,8 +64,9 @@ class LeanLatencyMatcher(wiring.Component):
     pulse : In(32)
         Index of the stimulus pulse whose rising edge is flagged this cycle.
     timeout : In(32)
-        In ticks; 0: none. Compared every cycle: change it only while ``enable`` is
-        low (a :class:`LatencyMatcher` pulse keeps the value set when it arrived).
+        In ticks; 0: none. A pulse keeps the timeout set when it arrived (as in
+        :class:`LatencyMatcher`); whether there is one is read every cycle: change it
+        only while ``enable`` is low.
     rec_a_valid, rec_b_valid : Out(1)
         One-cycle strobes, combinational: high in the same cycle as the edge (or the
         time) that completes the record, zero cycles after it. ``rec_a``: the current
@@ -81,10 +82,12 @@ class LeanLatencyMatcher(wiring.Component):
     Structure (for area on an iCE40 at 48 MHz): no input register and no decision
     pipeline; the edges of a cycle are matched in that cycle. Only the state, the
     current pulse (index, time), the last stimulus pulse (index, time; the queued
-    pulse when there is one) and the latency are held. Elapsed times are one
-    subtraction ``t + in_phase - cur_t`` (its low bits are the latency and the
-    completion) compared with ``timeout``; no elapsed-time counters, so ``t`` may
-    advance by any amount between cycles. A missed pulse is always the last stimulus
+    pulse when there is one) and the latency are held, with a down-counter of the time
+    left before each held pulse is late. Elapsed times are one subtraction
+    ``t + in_phase - cur_t`` (its low bits are the latency and the completion);
+    lateness is a sign bit (a compare after the subtraction would be two carry chains
+    in a row, too slow for 48 MHz on an iCE40). ``t`` must advance by ``step`` per
+    cycle. A missed pulse is always the last stimulus
     pulse or the current one, so each record field has a single source.
     """
 
@@ -130,13 +133,38 @@ class LeanLatencyMatcher(wiring.Component):
         else:
             m.d.comb += el.eq(self.t + cur_tn + 1)
 
+        # Time left: for the current and the last stimulus pulse, a down-counter
+        # ``v = (pulse time + timeout) - t - step``, loaded with ``timeout - 2 * step``
+        # one cycle after the pulse's stimulus and held once the pulse is late. A rise
+        # at ``t + ph`` is late when ``v + step <= ph``: ``v < 0`` (ph = step - 1) or
+        # ``v < -1`` (ph = 0, step 2; ``v == -1`` is a flip-flop computed a cycle
+        # ahead). So "late" comes from flip-flops, not from a compare after a subtraction
+        # (two carry chains in a row do not fit in a 48 MHz cycle on an iCE40).
+        st_ = self.step
+        v_cur, v_nxt = Signal(signed(34)), Signal(signed(34))
+        ones_cur, ones_nxt = Signal(), Signal()      # v == -1
+        t_m = Signal(signed(34))
+        m.d.comb += t_m.eq(self.timeout - 2 * st_)
+
+        def late_any(v, ones):
+            # Late whatever the phase (held there: the counter stops).
+            return v[33] & ~ones if st_ == 2 else v[33]
+
+        def dec(v, ones):
+            return Mux(late_any(v, ones), v, v - st_)
+
+        def ones_after_dec(v, ones):
+            # v - step == -1 (a held counter is below -1 already).
+            return ~late_any(v, ones) & (v == st_ - 1)
+
         t_hi_zero, t_nz, t_is1, late, late_new = (Signal() for _ in range(5))
+        late_edge = v_cur[33] if st_ == 1 else Mux(ph, v_cur[33], late_any(v_cur, ones_cur))
         m.d.comb += [
             t_hi_zero.eq(self.timeout[1:] == 0),
             t_nz.eq(~t_hi_zero | self.timeout[0]),
             t_is1.eq(t_hi_zero & self.timeout[0]),
             # A rise now would be at least ``timeout`` ticks after the current pulse.
-            late.eq(t_nz & ((el[32:] != 0) | (el[:32] >= self.timeout))),
+            late.eq(t_nz & late_edge),
             # The same for a pulse arriving in this cycle (a rise ``in_phase`` after it).
             late_new.eq(ph & t_is1),
         ]
@@ -189,6 +217,17 @@ class LeanLatencyMatcher(wiring.Component):
             m.d.sync += [cur_p.eq(self.pulse), cur_tn.eq(~self.t[lo:])]
         with m.Elif(take):
             m.d.sync += [cur_p.eq(nxt_p), cur_tn.eq(~nxt_t)]
+        fresh_ones = self.timeout == 2 * st_ - 1          # t_m == -1
+        with m.If(new_cur):
+            m.d.sync += [v_cur.eq(t_m), ones_cur.eq(fresh_ones)]
+        with m.Elif(take):
+            m.d.sync += [v_cur.eq(dec(v_nxt, ones_nxt)), ones_cur.eq(ones_after_dec(v_nxt, ones_nxt))]
+        with m.Else():
+            m.d.sync += [v_cur.eq(dec(v_cur, ones_cur)), ones_cur.eq(ones_after_dec(v_cur, ones_cur))]
+        with m.If(stim):
+            m.d.sync += [v_nxt.eq(t_m), ones_nxt.eq(fresh_ones)]
+        with m.Else():
+            m.d.sync += [v_nxt.eq(dec(v_nxt, ones_nxt)), ones_nxt.eq(ones_after_dec(v_nxt, ones_nxt))]
         # ``lat`` is 0 while the current pulse has not risen, so a missed record needs
         # no gating. A pulse arriving with its rise: latency is the edge's phase.
         with m.If(new_cur | take):

@@ -55,11 +55,9 @@ class LeanStimulusGenerator(wiring.Component):
       the period in progress are not latched: ``high``, ``offset`` and ``period``
       changed while running move the edges of the current period (a ``period`` set
       below the position already reached lets the counter run to 2^32), ``count`` is
-      compared at once. ``jitter`` changed while a draw is still rejecting values (a
-      few cycles after a rising edge) applies its mask one cycle earlier.
+      compared at once (``jitter`` is the exception: its mask is registered in both).
     * After reset the draw in hand is ``2**32 - 1`` instead of 0 until the first draw
-      is accepted; with ``jitter = 0`` at reset that is cycle 0 in both (otherwise the
-      draw also starts with the new mask, as above).
+      is accepted; with ``jitter = 0`` at reset that is cycle 0 in both.
     * ``period + r_k`` up to ``2**33 - 2`` is counted in full; ``StimulusGenerator``
       agrees up to ``2**32 + 1`` (beyond, its 33-bit down-counter starts negative).
     * Outside the preconditions below the outputs differ (e.g. with
@@ -111,8 +109,11 @@ class LeanStimulusGenerator(wiring.Component):
         # All ones up to the top set bit of ``jitter``, as a carry chain rather than 31
         # ORs in a row (a 60 ns path on an iCE40): with ``r`` the bit-reversed jitter,
         # ``r | -r`` sets every bit from r's lowest set bit up.
+        # Registered, as StimulusGenerator's: a jitter change reaches the draw one cycle
+        # later.
         mask, rev, neg = Signal(32), Signal(32), Signal(32)
-        m.d.comb += [rev.eq(self.jitter[::-1]), neg.eq(-rev), mask.eq((rev | neg)[::-1])]
+        m.d.comb += [rev.eq(self.jitter[::-1]), neg.eq(-rev)]
+        m.d.sync += mask.eq((rev | neg)[::-1])
         ncand = Signal(32)
         accept = Signal(33)
         m.d.comb += [ncand.eq(~(lfsr_next & mask)),

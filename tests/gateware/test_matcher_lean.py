@@ -115,19 +115,22 @@ def test_times_beyond_32_bits():
     assert recs == [(0, t0 + 10, 1, 0, 7, 15)]
 
 
-def test_timeout_after_more_than_2_to_the_32_ticks():
-    # ``t`` jumps: the pulse's elapsed time is 2**32 + 5 ticks, its low 32 bits (5) are
-    # under the timeout, the rise is still too late.
+@pytest.mark.parametrize("rise_at", [9, 10])
+def test_timeout_across_a_32_bit_wrap_of_t(rise_at):
+    # The time-left counter does not care where ``t`` is: a pulse just below 2**32,
+    # a timeout of 10 ticks, a rise 9 ticks after it counts, 10 ticks after is late.
+    t0 = (1 << 32) - 4
     dut = LeanLatencyMatcher(0)
     out = []
 
     async def tb(ctx):
         ctx.set(dut.enable, 1)
-        ctx.set(dut.timeout, 100)
-        for t, stim, rise in ((10, 0, 0), (20, 1, 0), (21, 0, 0), (20 + (1 << 32) + 5, 0, 1)):
-            ctx.set(dut.t, t)
-            ctx.set(dut.stim_rise, stim)
-            ctx.set(dut.in_rise, rise)
+        ctx.set(dut.timeout, 10)
+        for k in range(30):
+            ctx.set(dut.t, t0 + k)
+            ctx.set(dut.stim_rise, k == 2)
+            ctx.set(dut.in_rise, k == 2 + rise_at)
+            ctx.set(dut.in_fall, k == 20)
             _collect(ctx, dut, out)
             await ctx.tick()
 
@@ -135,7 +138,10 @@ def test_timeout_after_more_than_2_to_the_32_ticks():
     sim.add_clock(1e-8)
     sim.add_testbench(tb)
     sim.run()
-    assert out == [(0, 20, 0, 1, 0, 0)]
+    if rise_at == 9:
+        assert out == [(0, t0 + 2, 0, 0, 9, 18)]
+    else:
+        assert out == [(0, t0 + 2, 0, 1, 0, 0)]
 
 
 def test_clear_drops_the_pulses_held():
