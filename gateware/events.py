@@ -1,6 +1,6 @@
 """Raw events for small FPGAs: one FIFO entry per cycle with edges, not per edge."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Module, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -99,35 +99,42 @@ class EventGroups(wiring.Component):
             m.d.sync += [self.records.eq(self.records + added),
                          self.overflow.eq(self.overflow + lost)]
 
-        # Output side: the group being handed out stays at the FIFO's output (no copy);
-        # ``pending`` marks its edges not yet handed out, the lowest goes next.
+        # Output side: the group being handed out stays at the FIFO's output (no copy).
+        # ``pending`` marks its edges not yet presented; the presented edge (source
+        # code, direction, phase) is a register, so the choice of the lowest pending
+        # edge is not on the path of the packet framer, which reads the record through
+        # the packet arbiter.
         cur = Signal(group)
         m.d.comb += cur.eq(q.r_data)
         pending, loaded = Signal(n), Signal()
-        low = Signal(n)           # one-hot: the lowest set bit of ``pending``
-        m.d.comb += low.eq(pending & -pending)
-        code, rising, phase = Signal(4), Signal(), Signal()
-        for i in range(n):
-            with m.If(low[i]):
-                m.d.comb += [code.eq(self.codes[i]), rising.eq(cur.rising[i]),
-                             phase.eq(cur.phase[i])]
+        valid_q, code_q, rising_q, phase_q = Signal(), Signal(4), Signal(), Signal()
         m.d.comb += [
-            self.out.valid.eq(pending.any()),
+            self.out.valid.eq(valid_q),
             # ``t`` is even whenever a phase can be 1 (DDR capture: t counts by 2 and
             # the capture delay is whole cycles), so the phase is its bit 0: no adder.
-            self.out.payload.t.eq(cur.t | phase),
-            self.out.payload.input.eq(code),
-            self.out.payload.rising.eq(rising),
+            self.out.payload.t.eq(cur.t | phase_q),
+            self.out.payload.input.eq(code_q),
+            self.out.payload.rising.eq(rising_q),
         ]
-        rest = Signal(n)
-        m.d.comb += rest.eq(pending & ~Mux(self.out.ready, low, 0))
-        # A group's last edge taken: drop it from the FIFO; the next one's edges are
-        # loaded into ``pending`` in the following cycle.
-        with m.If(loaded & ~rest.any()):
-            m.d.comb += q.r_en.eq(1)
-            m.d.sync += [loaded.eq(0), pending.eq(0)]
+        free = Signal()           # nothing presented after this cycle
+        m.d.comb += free.eq(~valid_q | self.out.ready)
+        with m.If(valid_q & self.out.ready):
+            m.d.sync += valid_q.eq(0)
+        low = Signal(n)           # one-hot: the lowest set bit of ``pending``
+        m.d.comb += low.eq(pending & -pending)
+        with m.If(loaded & free):
+            with m.If(pending.any()):
+                # Present the next edge of the group.
+                m.d.sync += [valid_q.eq(1), pending.eq(pending & ~low)]
+                for i in range(n):
+                    with m.If(low[i]):
+                        m.d.sync += [code_q.eq(self.codes[i]), rising_q.eq(cur.rising[i]),
+                                     phase_q.eq(cur.phase[i])]
+            with m.Else():
+                # Its last edge is taken: drop the group; the next one's edges are
+                # loaded into ``pending`` in the following cycle.
+                m.d.comb += q.r_en.eq(1)
+                m.d.sync += loaded.eq(0)
         with m.Elif(~loaded & q.r_rdy):
             m.d.sync += [pending.eq(cur.valid), loaded.eq(1)]
-        with m.Else():
-            m.d.sync += pending.eq(rest)
         return m

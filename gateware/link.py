@@ -316,10 +316,10 @@ class PacketTx(wiring.Component):
         m.submodules.crc = crc_ = _crc16()
         if self.hold:
             # The byte to send next is fetched from the waiting packet into a register
-            # (state FETCH) before PREP looks at it: the packet comes through the
-            # sender's multiplexers, far from here.
+            # (states FETCH, FETCH_BYTE) before PREP looks at it: the packet comes
+            # through the sender's multiplexers, far from here.
             length = self.pkt.payload.length
-            ptype, body_byte = Signal(8), Signal(8)
+            ptype, body_byte, word = Signal(8), Signal(8), Signal(32)
             index = Signal(range(MAX_PAYLOAD))
         else:
             length = Signal(5)
@@ -392,9 +392,13 @@ class PacketTx(wiring.Component):
                 with m.If(self.bytes_out.ready):
                     m.next = prep
             if self.hold:
+                # In two steps: the 32-bit word, then the byte (each a short mux).
                 with m.State("FETCH"):
                     m.d.sync += [ptype.eq(self.pkt.payload.type),
-                                 body_byte.eq(self.pkt.payload.payload.word_select(index, 8))]
+                                 word.eq(self.pkt.payload.payload.word_select(index[2:], 32))]
+                    m.next = "FETCH_BYTE"
+                with m.State("FETCH_BYTE"):
+                    m.d.sync += body_byte.eq(word.word_select(index[:2], 8))
                     m.next = "PREP"
             with m.State("PREP"):
                 # (After the last body byte, the CRC register holds it from this cycle.)

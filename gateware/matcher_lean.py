@@ -159,10 +159,11 @@ class LeanLatencyMatcher(wiring.Component):
 
         t_hi_zero, t_nz, t_is1, late, late_new = (Signal() for _ in range(5))
         late_edge = v_cur[33] if st_ == 1 else Mux(ph, v_cur[33], late_any(v_cur, ones_cur))
+        # The timeout's flags registered (it changes only while stopped): a 31-bit zero
+        # test is four LUT levels, too many in front of the matching.
+        m.d.comb += t_hi_zero.eq(self.timeout[1:] == 0)
+        m.d.sync += [t_nz.eq(~t_hi_zero | self.timeout[0]), t_is1.eq(t_hi_zero & self.timeout[0])]
         m.d.comb += [
-            t_hi_zero.eq(self.timeout[1:] == 0),
-            t_nz.eq(~t_hi_zero | self.timeout[0]),
-            t_is1.eq(t_hi_zero & self.timeout[0]),
             # A rise now would be at least ``timeout`` ticks after the current pulse.
             late.eq(t_nz & late_edge),
             # The same for a pulse arriving in this cycle (a rise ``in_phase`` after it).

@@ -75,7 +75,7 @@ def test_event_groups_count_what_the_full_fifo_drops():
     # Nothing drains: a depth-4 FIFO keeps the first groups that fit; the rest are
     # counted edge by edge.
     edges_at = {c: [(0, 1, 0), (3, 0, 0)] for c in range(10, 30)}
-    got, counters, _ = _groups_run(edges_at, 40, ready_at=lambda c: c >= 35, depth=4)
+    got, counters, _ = _groups_run(edges_at, 50, ready_at=lambda c: c >= 35, depth=4)
     kept = counters["records"]
     assert kept % 2 == 0 and 0 < kept < 40
     assert counters["overflow"] == 40 - kept

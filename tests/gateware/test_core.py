@@ -343,7 +343,7 @@ def test_packet_tx_frames_decode_on_the_host(hold):
             ctx.set(dut.pkt.payload.length, 7)
             ctx.set(dut.pkt.payload.payload, int.from_bytes(payload, "little"))
             ctx.set(dut.pkt.valid, 1)
-            for _ in range(60):
+            for _ in range(80):
                 if ctx.get(dut.bytes_out.valid):
                     wire.append(ctx.get(dut.bytes_out.payload))
                 took = ctx.get(dut.pkt.valid) and ctx.get(dut.pkt.ready)
