@@ -51,11 +51,12 @@ class LeanStimulusGenerator(wiring.Component):
     (it changes settings only while stopped, its registers reset to 0, and it keeps
     ``period + jitter`` far below 2^32):
 
-    * Settings act in the cycle they are applied, not one cycle later, and those of
-      the period in progress are not latched: ``high``, ``offset`` and ``period``
-      changed while running move the edges of the current period (a ``period`` set
-      below the position already reached lets the counter run to 2^32), ``count`` is
-      compared at once (``jitter`` is the exception: its mask is registered in both).
+    * ``period``, ``count`` and ``offset + high`` are used through registers (a change
+      takes effect one cycle later, as there), ``high`` and ``offset`` alone at once;
+      the jitter mask settles over 32 cycles after ``jitter`` changes; the settings of the period in progress are not
+      latched: changed while running, they move the edges of the current period (a
+      ``period`` set below the position already reached lets the counter run to
+      2^32).
     * After reset the draw in hand is ``2**32 - 1`` instead of 0 until the first draw
       is accepted; with ``jitter = 0`` at reset that is cycle 0 in both.
     * ``period + r_k`` up to ``2**33 - 2`` is counted in full; ``StimulusGenerator``
@@ -106,14 +107,12 @@ class LeanStimulusGenerator(wiring.Component):
         lfsr = Signal(32, init=1)
         lfsr_next = Signal(32)
         m.d.comb += lfsr_next.eq(Cat(lfsr[1:], 0) ^ (LFSR_TAPS * lfsr[0]))
-        # All ones up to the top set bit of ``jitter``, as a carry chain rather than 31
-        # ORs in a row (a 60 ns path on an iCE40): with ``r`` the bit-reversed jitter,
-        # ``r | -r`` sets every bit from r's lowest set bit up.
-        # Registered, as StimulusGenerator's: a jitter change reaches the draw one cycle
-        # later.
-        mask, rev, neg = Signal(32), Signal(32), Signal(32)
-        m.d.comb += [rev.eq(self.jitter[::-1]), neg.eq(-rev)]
-        m.d.sync += mask.eq((rev | neg)[::-1])
+        # All ones up to the top set bit of ``jitter``, built over up to 32 cycles: each
+        # cycle ``mask = jitter | mask >> 1`` (settles 32 cycles after ``jitter``
+        # changes; the host writes it long before a start). One LUT per bit: the
+        # prefix OR in one cycle is a 31-LUT chain (34 ns on an iCE40).
+        mask = Signal(32)
+        m.d.sync += mask.eq(self.jitter | (mask >> 1))
         ncand = Signal(32)
         accept = Signal(33)
         m.d.comb += [ncand.eq(~(lfsr_next & mask)),
@@ -131,10 +130,16 @@ class LeanStimulusGenerator(wiring.Component):
         m.d.comb += pos_inc.eq(pos + 1)
         in_j = Signal()
         rn_cur = Signal(32)         # ~r of the current period
+        r_m1 = Signal(32, init=(1 << 32) - 2)   # r - 1 of the current period
         r_zero = Signal(attrs=KEEP)
         m.d.comb += r_zero.eq(rn_cur.all())
-        at_period = _equal(m, pos_inc, self.period, "at_period")
-        at_r = _equal(m, pos_inc, ~rn_cur, "at_r")
+        # The compares look at ``pos`` against settings minus one, held in registers
+        # (the settings change only while stopped), not at ``pos + 1``: an increment's
+        # carry chain and then a compare do not fit in a 48 MHz cycle on an iCE40.
+        period_m1 = Signal(32)
+        m.d.sync += period_m1.eq(self.period - 1)
+        at_period = _equal(m, pos, period_m1, "at_period")
+        at_r = _equal(m, pos, r_m1, "at_r")
         p_end = ~in_j & at_period
         j_end = in_j & at_r
         wrap = Signal()
@@ -149,14 +154,17 @@ class LeanStimulusGenerator(wiring.Component):
 
         # Events by position in phase P (in phase J they find both outputs low).
         s1_end = Signal(33, attrs=KEEP)
-        m.d.comb += s1_end.eq(self.offset + self.high)
+        m.d.sync += s1_end.eq(self.offset + self.high)
         at_high = _equal(m, pos, self.high, "at_high")
         at_offset = _equal(m, pos, self.offset, "at_offset")
         at_s1_end = _equal(m, pos, s1_end[:32], "at_s1_end")
         pulses_inc = Signal(33, attrs=KEEP)
         m.d.comb += pulses_inc.eq(self.pulses + 1)
-        # This rise is the last one: ``count`` reached (never for ``count = 0``).
-        last = _equal(m, pulses_inc, self.count, "last")
+        # This rise is the last one: ``count`` reached (never for ``count = 0``, whose
+        # ``count - 1`` is 2**33 - 1 in 33 bits).
+        count_m1 = Signal(33)
+        m.d.sync += count_m1.eq(self.count - 1)
+        last = _equal(m, self.pulses, count_m1, "last")
 
         with m.If(~r_valid):
             m.d.sync += lfsr.eq(lfsr_next)
@@ -181,6 +189,7 @@ class LeanStimulusGenerator(wiring.Component):
             m.d.sync += [
                 self.stim0.eq(1),
                 rn_cur.eq(rn_next),
+                r_m1.eq(~rn_next - 1),
                 r_valid.eq(0),
                 self.pulses.eq(pulses_inc),
             ]

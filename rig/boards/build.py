@@ -334,12 +334,15 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
 
     ext = "bin" if family == "ice40" else "bit"
     domains = _domains(board, target)
-    # The rig's tick; without a rig (soc-alone) no tick, and the SoC's clock.
-    tick_hz = domains.get("sync")
+    # The rig's tick (half a clock with DDR input capture); without a rig (soc-alone)
+    # no tick, and the SoC's clock.
+    sync_hz = domains.get("sync")
+    step = 2 if board.rig_options.get("ddr") else 1
     result = BuildResult(
         board=board.name, device=f"{platform.device}-{platform.package}",
         build_dir=str(out_dir), bitstream=str(out_dir / f"{top_name}.{ext}"),
-        clk_hz=tick_hz or domains["soc"], tick_ns=tick_hz and 1e9 / tick_hz, seconds=0.0,
+        clk_hz=sync_hz or domains["soc"], tick_ns=sync_hz and 1e9 / (sync_hz * step),
+        seconds=0.0,
         target=target, domains=domains, firmware=fw_info,
     )
     # None: place and route ran out of time (a miss).

@@ -1,9 +1,11 @@
 """iCEBreaker (Lattice iCE40UP5K-SG48).
 
-The UP5K cannot close the rig at 100 MHz (DESIGN §9: 45–56 MHz), so ``sync`` runs
-at 48 MHz from the 12 MHz oscillator through an SB_PLL40_PAD: 1 tick = 20.83 ns for
-stimulus and capture alike. 48 MHz (not 50) because the iCE40 PLL cannot make 50 MHz
-exactly from 12 MHz and because 48 MHz divides to exactly 3 Mbaud (16 clocks per bit).
+The UP5K cannot close the rig at 100 MHz, so ``sync`` runs at 27 MHz from the 12 MHz
+oscillator through an SB_PLL40_PAD (exact: VCO 864 MHz / 32), the fastest of the exact
+3 Mbaud-dividing clocks the compact rig closes (measured 31.2 MHz; 30 MHz missed at
+29.4 MHz, docs/performance.md). The inputs are sampled on both clock edges (DDR), so a
+tick is half a clock: 18.52 ns, ``TICK_HZ`` = 54 MHz; the stimulus moves in whole
+clocks (37.04 ns, ``STIM_STEP`` = 2).
 Host link: channel B of the on-board FT2232H (UART), channel A stays the flash
 programmer.
 Target pins: PMOD1A (and two pins of PMOD1B), 3.3 V.
@@ -37,7 +39,7 @@ _RIG = rig_resource(
     in_attrs=Attrs(IO_STANDARD="SB_LVCMOS", PULLUP=1),
 )
 
-CLK_FREQ = 48_000_000
+CLK_FREQ = 27_000_000
 
 #: The rig's block RAMs are FIFOs (``SyncFIFOBuffered``), which never read the entry
 #: being written in the same cycle. Telling Yosys so (the read port's data is undefined
@@ -65,7 +67,7 @@ BOARDS = [
         platform=RigICEBreakerPlatform, clk_freq=CLK_FREQ, clocking=_clocking,
         # The small rig (docs/boards.md): no model target, no on-chip statistics; to
         # fit the UP5K's 5280 logic cells, the compact gateware (``Rig(compact=True)``);
-        # DDR input capture for 10.4 ns bins at a 48 MHz clock.
+        # DDR input capture: 18.5 ns bins at a 27 MHz clock.
         uart=("uart", 0), fifo_depth=256, with_model=False, with_stats=False,
         rig_options={"compact": True, "ddr": True, "pin_latency": 2},
         yosys_after_read=_NO_COLLISION,

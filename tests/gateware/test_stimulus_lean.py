@@ -40,7 +40,23 @@ def run_pair(steps):
     return trace
 
 
+#: Cycles the lean generator's jitter mask takes to settle after ``jitter`` changes
+#: (the host writes settings long before it starts a train).
+SETTLE = 32
+
+
+def settled(steps):
+    """``steps`` with the settling time after every change of ``jitter``."""
+    out = []
+    for step in steps:
+        out.append(step)
+        if "jitter" in step:
+            out += [{}] * SETTLE
+    return out
+
+
 def assert_same(steps):
+    steps = settled(steps)
     for cycle, (want, got) in enumerate(run_pair(steps)):
         assert got == want, f"cycle {cycle}: {dict(zip(OUTPUTS, got))} != " \
                             f"{dict(zip(OUTPUTS, want))}"
