@@ -99,6 +99,7 @@ def info(obj, sim_here, port_here, as_json):
     from ..protocol import Target
     with obj.rig() as rig:
         d = rig.describe()
+        d["stim_step"] = rig.stim_step
         d["tick_ns"] = 1e9 / d["tick_hz"]
         d["targets"] = [t.name.lower() for t in Target if d["caps"] & (1 << t)]
         d["build_hash"] = f"{d['build_hash']:08x}"

@@ -127,8 +127,10 @@ class RigSession:
 
     @property
     def stim_step(self):
-        """Ticks per stimulus step (``STIM_STEP``: 2 with DDR input capture)."""
-        return self.info.get("stim_step", 1)
+        """Ticks per stimulus step (``STIM_STEP``: 2 with DDR input capture; a rig
+        built before the register existed answers its unknown-address value: 1)."""
+        step = self.info.get("stim_step", 1)
+        return step if step in (1, 2) else 1
 
     def describe(self):
         return {**self.info, "port": self.port if not self.sim else "sim",
