@@ -1,10 +1,8 @@
 """Stimulus generator for small FPGAs: the pulse generator, built for area."""
 
 from amaranth import Cat, Module, Signal
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
 
-from .stimulus import LFSR_TAPS
+from .stimulus import LFSR_TAPS, StimulusGenerator
 
 __all__ = ["LeanStimulusGenerator"]
 
@@ -27,7 +25,7 @@ def _equal(m, a, b, name):
     return eq
 
 
-class LeanStimulusGenerator(wiring.Component):
+class LeanStimulusGenerator(StimulusGenerator):
     """Generates STIM0/STIM1 pulse trains in few logic cells, in the ``sync`` domain.
 
     The pulse trains are those of :class:`~rtrig.gateware.stimulus.StimulusGenerator`,
@@ -64,38 +62,9 @@ class LeanStimulusGenerator(wiring.Component):
     * Outside the preconditions below the outputs differ (e.g. with
       ``offset + high >= period`` STIM1 does not fall).
 
-    Members
-    -------
-    period, high, count, jitter, offset, seed : In(32)
-        Settings in ticks (``count`` in pulses, 0 = until ``stop``). Needs
-        ``1 <= high < period`` and ``offset + high < period`` (the host checks).
-    stim1_en : In(1)
-        Sampled at each rising edge of STIM0.
-    start : In(1)
-        Pulse: begin a pulse train (ignored while running).
-    stop : In(1)
-        Pulse: issue no further rising edge; a pulse in progress completes.
-    stim0, stim1 : Out(1)
-        The outputs (registered).
-    running : Out(1)
-        High from ``start`` until the last pulse of both outputs has fallen.
-    pulses : Out(32)
-        STIM0 rising edges since the last ``start``.
+    Members: those of :class:`~rtrig.gateware.stimulus.StimulusGenerator` (its
+    signature, inherited).
     """
-
-    period: In(32)
-    high: In(32)
-    count: In(32)
-    jitter: In(32)
-    offset: In(32)
-    seed: In(32)
-    stim1_en: In(1)
-    start: In(1)
-    stop: In(1)
-    stim0: Out(1)
-    stim1: Out(1)
-    running: Out(1)
-    pulses: Out(32)
 
     def elaborate(self, platform):
         m = Module()

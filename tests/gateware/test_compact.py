@@ -5,7 +5,7 @@ import random
 import pytest
 from amaranth import Module
 from amaranth.lib import data
-from amaranth.sim import Simulator
+from simrun import run
 
 from rtrig.gateware.events import EventGroups
 from rtrig.gateware.link import StreamRoundRobin
@@ -18,13 +18,6 @@ class Rec(data.Struct):
     input: 4
     _pad: 3
     rising: 1
-
-
-def run(dut, tb):
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(tb)
-    sim.run()
 
 
 def _groups_run(edges_at, cycles, ready_at=lambda c: True, depth=8):

@@ -1,9 +1,7 @@
 """Exact-cycle tests of the rig's gateware blocks in Amaranth's simulator."""
 
-import os
-
 import pytest
-from amaranth.sim import Simulator
+from simrun import run
 
 from rtrig.gateware.capture import IN_DELAY, EdgeDetector
 from rtrig.gateware.link import PacketRx, PacketTx
@@ -13,17 +11,6 @@ from rtrig.gateware.merge import RecordMerger
 from rtrig.gateware.stimulus import StimulusGenerator
 from rtrig.gateware.uart import UARTRx, UARTTx
 from rtrig.protocol import PacketType, SlipDecoder, frame
-
-
-def run(dut, tb, vcd=None):
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(tb)
-    if os.environ.get("RTRIG_VCD"):
-        with sim.write_vcd(f"{os.environ['RTRIG_VCD']}/{vcd or 'tb'}.vcd"):
-            sim.run()
-    else:
-        sim.run()
 
 
 def edges(levels):

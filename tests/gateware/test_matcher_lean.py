@@ -5,7 +5,7 @@ import random
 
 import pytest
 from amaranth import Module
-from amaranth.sim import Simulator
+from simrun import run
 
 from rtrig.gateware.matcher import LatencyMatcher
 from rtrig.gateware.matcher_lean import LeanLatencyMatcher
@@ -44,10 +44,7 @@ def match(events, timeout=0, channel=1, step=1, when=None, t0=0, phase=0):
             _collect(ctx, dut, out, when, c)
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(tb)
-    sim.run()
+    run(dut, tb)
     return sorted(out)
 
 
@@ -134,10 +131,7 @@ def test_timeout_across_a_32_bit_wrap_of_t(rise_at):
             _collect(ctx, dut, out)
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(tb)
-    sim.run()
+    run(dut, tb)
     if rise_at == 9:
         assert out == [(0, t0 + 2, 0, 0, 9, 18)]
     else:
@@ -160,10 +154,7 @@ def test_clear_drops_the_pulses_held():
             _collect(ctx, dut, out)
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(tb)
-    sim.run()
+    run(dut, tb)
     assert out == [(8, 8, 0, 0, 1, 4)]
 
 
@@ -294,10 +285,7 @@ def run_pair(seqs, step=2, phases=None):
                 c += 1
                 await ctx.tick()
 
-    sim = Simulator(top)
-    sim.add_clock(1e-8)
-    sim.add_testbench(tb)
-    sim.run()
+    run(top, tb)
     return got
 
 

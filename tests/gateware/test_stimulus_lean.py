@@ -4,7 +4,7 @@
 import random
 
 from amaranth import Module
-from amaranth.sim import Simulator
+from simrun import run
 
 from rtrig.gateware.stimulus import StimulusGenerator, lfsr32_next
 from rtrig.gateware.stimulus_lean import LeanStimulusGenerator
@@ -33,10 +33,7 @@ def run_pair(steps):
                                for dut in (ref, lean)))
             await ctx.tick()
 
-    sim = Simulator(m)
-    sim.add_clock(1e-8)
-    sim.add_testbench(tb)
-    sim.run()
+    run(m, tb)
     return trace
 
 
@@ -168,10 +165,7 @@ def lean_trace(cycles, **settings):
             out.append(tuple(ctx.get(getattr(dut, o)) for o in OUTPUTS))
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(tb)
-    sim.run()
+    run(dut, tb)
     return out
 
 

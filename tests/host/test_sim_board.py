@@ -8,11 +8,11 @@ import sys
 
 import numpy as np
 import pytest
+from twin_checks import model_capture_matches_truth
 
 from rtrig import load
 from rtrig.boards import get_board
 from rtrig.host.measure import CaptureSettings, open_rig, run_capture
-from rtrig.host.selftest import compare_with_truth
 from rtrig.protocol import STIM_INPUT, Reg
 
 TICK_HZ = 2 * get_board("icebreaker").clk_freq
@@ -69,17 +69,7 @@ def test_raw_events_are_grouped_but_complete(rig, tmp_path):
 
 
 def test_model_target_matches_its_truth(rig, tmp_path):
-    s = CaptureSettings(freq=20_000, count=150, target="model", channels=("isr", "app"),
-                        jitter=3e-6, truth=True,
-                        model={"isr_entry": 120, "isr_jitter": 90, "isr_service": 60,
-                               "app_wake": 250, "app_service": 70, "tick_period": 3_000,
-                               "tick_service": 200, "app": True})
-    res = run_capture(rig, s, tmp_path / "model.rtrig", progress=False)
-    cap = load(res.path)
-    ok, detail = compare_with_truth(cap)
-    assert ok, detail
-    assert len(cap.truth) == 300
-    lat = cap.channel("isr")["latency"]
+    lat = model_capture_matches_truth(rig, tmp_path)
     assert lat.min() >= 120 and lat.max() > lat.min() and (lat % 2 == 0).all()
 
 

@@ -1,0 +1,17 @@
+"""The Amaranth simulation every gateware test runs: one ``sync`` clock (10 ns), one
+async testbench; a VCD per test when ``RTRIG_VCD`` names a directory."""
+
+import os
+
+from amaranth.sim import Simulator
+
+
+def run(dut, tb, vcd=None):
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(tb)
+    if os.environ.get("RTRIG_VCD"):
+        with sim.write_vcd(f"{os.environ['RTRIG_VCD']}/{vcd or 'tb'}.vcd"):
+            sim.run()
+    else:
+        sim.run()
