@@ -137,6 +137,12 @@ class Board:
         return cls(**{**params, **self.rig_options, **kwargs})
 
     @property
+    def tick_step(self):
+        """Ticks per ``sync`` cycle: 2 when the Rig samples its inputs on both clock
+        edges (``Rig(ddr=True)``, its ``step``), else 1."""
+        return 2 if self.rig_options.get("ddr") else 1
+
+    @property
     def soc_sync_hz(self):
         """The rig's ``sync`` (tick) frequency in the ``soc`` target."""
         return self.soc_rig_clk or self.clk_freq

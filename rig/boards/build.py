@@ -337,7 +337,7 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
     # The rig's tick (half a clock with DDR input capture); without a rig (soc-alone)
     # no tick, and the SoC's clock.
     sync_hz = domains.get("sync")
-    step = board.rig().step if sync_hz else 1
+    step = board.tick_step
     result = BuildResult(
         board=board.name, device=f"{platform.device}-{platform.package}",
         build_dir=str(out_dir), bitstream=str(out_dir / f"{top_name}.{ext}"),

@@ -52,6 +52,7 @@ def test_icebreaker_inputs_are_ddr_sampled():
     assert len(ddr_ios) >= len(RIG_INPUTS)
     rig = board.rig()
     assert rig.ddr and rig.compact and rig.step == 2 and rig.pin_latency == 2
+    assert board.tick_step == rig.step
 
 
 def test_sim_board_choices_are_the_boards():
