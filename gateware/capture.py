@@ -1,12 +1,12 @@
 """Input capture: synchronise the target's pins, detect edges, timestamp them."""
 
 from amaranth import Cat, Module, Signal
-from amaranth.lib import cdc, wiring
+from amaranth.lib import cdc, data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .timebase import TIME_WIDTH
 
-__all__ = ["EdgeDetector", "IN_DELAY"]
+__all__ = ["EdgeDetector", "QuadSampler", "IN_DELAY"]
 
 #: Ticks between a pin change and its edge detection: two synchroniser flip-flops.
 #: Subtracted from every timestamp, so event times are pin times (DESIGN §1).
@@ -24,10 +24,12 @@ class EdgeDetector(wiring.Component):
     ----------
     n : int
         Number of asynchronous inputs.
-    ddr : bool
-        Two samples of every pin per cycle (``pins`` the earlier, ``pins_late`` the
-        later, from DDR input registers): ticks are half clock periods, ``now``
-        advances by 2 per cycle, and each edge has a ``phase`` (0 or 1 tick).
+    samples : int
+        Samples of every pin per cycle: 1, 2 (DDR input registers) or 4 (DDR input
+        registers clocked at twice the ``sync`` clock, gathered by a
+        :class:`QuadSampler`). A tick is ``1 / samples`` of a clock period, ``now``
+        advances by ``samples`` per cycle, and each edge has a ``phase`` (the sample it
+        was first seen in, 0 to ``samples - 1`` ticks after ``t``).
     pin_latency : int
         Cycles the pin samples spend in registers before ``pins`` (a DDR input
         buffer's); the stimulus is delayed as much, and ``in_delay`` covers it.
@@ -35,41 +37,51 @@ class EdgeDetector(wiring.Component):
     Members
     -------
     pins : In(n)
-        Input pins, asynchronous to ``sync``.
+        Input pins, asynchronous to ``sync`` (the first sample of a cycle).
+    pins_later : In(ArrayLayout(n, samples - 1))
+        ``samples`` > 1: the later samples of the cycle, in order.
     stim : In(2)
         STIM0/STIM1 output levels (``sync``).
     now : In(48)
         Timebase.
     level, rise, fall : Out(n + 2)
-        Aligned levels and one-cycle edge strobes; bits ``0..n-1`` the inputs,
-        ``n`` and ``n+1`` STIM0 and STIM1.
-    phase : Out(n + 2)
-        DDR: the edge flagged this cycle happened at ``t + phase``; else 0.
+        Aligned levels (the last sample) and one-cycle edge strobes; bits ``0..n-1``
+        the inputs, ``n`` and ``n+1`` STIM0 and STIM1. An edge is a change of the
+        level from one cycle to the next.
+    phase : Out(ArrayLayout(2, n + 2))
+        The edge flagged this cycle happened at ``t + phase``: the first sample of the
+        cycle that differs from the previous level (0 with one sample per cycle, and
+        for the stimulus, which changes at clock edges).
     glitches : Out(32)
-        DDR: pin pulses within one cycle (no edge reported) since ``clear``.
+        ``samples`` > 1: cycles since ``clear`` in which a pin changed more than once
+        between its samples (a pulse shorter than a clock period; one inside a cycle
+        shows no edge, one across a cycle's samples its first change).
     clear : In(1)
     t : Out(48)
         Pin time of the edges flagged this cycle: ``now - in_delay``. It is a register
-        loaded with ``now + 1 - IN_DELAY`` (no 48-bit subtraction on the path to the
-        matchers), so ``now`` must advance by one tick per cycle, as the timebase's does.
+        loaded with ``now + samples - in_delay`` (no 48-bit subtraction on the path to
+        the matchers), so ``now`` must advance by ``samples`` per cycle, as the
+        timebase's does.
     """
 
-    def __init__(self, n, ddr=False, pin_latency=0):
+    def __init__(self, n, samples=1, pin_latency=0):
+        if samples not in (1, 2, 4):
+            raise ValueError(f"samples must be 1, 2 or 4, not {samples!r}")
         self.n = n
-        self.ddr = ddr
+        self.samples = samples
         self.pin_latency = pin_latency
         #: Cycles from a pin sample to its edge strobe, and the same in ticks.
         self.delay_cycles = IN_DELAY + pin_latency
-        self.in_delay = self.delay_cycles * (2 if ddr else 1)
+        self.in_delay = self.delay_cycles * samples
         super().__init__({
             "pins": In(n),
-            "pins_late": In(n),
+            "pins_later": In(data.ArrayLayout(n, max(samples - 1, 1))),
             "stim": In(2),
             "now": In(TIME_WIDTH),
             "level": Out(n + 2),
             "rise": Out(n + 2),
             "fall": Out(n + 2),
-            "phase": Out(n + 2),
+            "phase": Out(data.ArrayLayout(2, n + 2)),
             "glitches": Out(32),
             "clear": In(1),
             "t": Out(TIME_WIDTH),
@@ -77,39 +89,42 @@ class EdgeDetector(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n = self.n
-        synced, synced_late = Signal(n), Signal(n)
-        m.submodules.sync_ff = cdc.FFSynchronizer(self.pins, synced, stages=IN_DELAY)
+        n, k = self.n, self.samples
+        raw = [self.pins] + [self.pins_later[j] for j in range(k - 1)]
+        s = []                          # the samples of this cycle, synchronised, in order
+        for j, pins in enumerate(raw):
+            synced = Signal(n, name=f"synced{j}")
+            m.submodules[f"sync_ff{j}" if j else "sync_ff"] = cdc.FFSynchronizer(
+                pins, synced, stages=IN_DELAY)
+            s.append(synced)
         stim_d = [Signal(2, name=f"stim_d{i}") for i in range(self.delay_cycles)]
         m.d.sync += stim_d[0].eq(self.stim)
         for a, b in zip(stim_d, stim_d[1:]):
             m.d.sync += b.eq(a)
-        m.d.comb += self.level.eq(Cat(synced_late if self.ddr else synced, stim_d[-1]))
+        m.d.comb += self.level.eq(Cat(s[-1], stim_d[-1]))
         prev = Signal(n + 2)
         m.d.sync += prev.eq(self.level)
-        if not self.ddr:
-            m.d.comb += [
-                self.rise.eq(self.level & ~prev),
-                self.fall.eq(~self.level & prev),
-            ]
-        else:
-            # Two samples per cycle: ``synced`` (earlier, tick 2c) and ``synced_late``
-            # (tick 2c + 1). A pin that changed before the early sample has its edge at
-            # phase 0; one that changed between the samples at phase 1. A pin that
-            # changes before the early sample and back before the late one (a pulse
-            # of under one clock period inside one cycle) shows no edge: counted.
-            m.submodules.sync_late = cdc.FFSynchronizer(self.pins_late, synced_late,
-                                                        stages=IN_DELAY)
-            early = Cat(synced, stim_d[-1])        # the stimulus changes at phase 0
-            changed = Signal(n + 2)
+        m.d.comb += [
+            self.rise.eq(self.level & ~prev),
+            self.fall.eq(~self.level & prev),
+        ]
+        if k > 1:
+            # Per pin, the changes between consecutive samples (the first against the
+            # previous cycle's level). One change: an edge at that sample's phase. More
+            # than one: a glitch, counted; the edge (if the level changed) is at the
+            # first change.
+            d = [s[0] ^ prev[:n]] + [s[j] ^ s[j - 1] for j in range(1, k)]
             glitch = Signal(n)
-            m.d.comb += [
-                changed.eq(self.level ^ prev),
-                self.rise.eq(self.level & ~prev),
-                self.fall.eq(~self.level & prev),
-                self.phase.eq(changed & ~(early ^ prev)),
-                glitch.eq((early ^ prev)[:n] & ~changed[:n]),
-            ]
+            for i in range(n):
+                di = [dj[i] for dj in d]
+                if k == 2:
+                    m.d.comb += [self.phase[i].eq(~di[0]), glitch[i].eq(di[0] & di[1])]
+                else:
+                    m.d.comb += [
+                        self.phase[i].eq(Cat(~di[0] & (di[1] | ~di[2]), ~di[0] & ~di[1])),
+                        glitch[i].eq((di[0] & (di[1] | di[2] | di[3])) |
+                                     (di[1] & (di[2] | di[3])) | (di[2] & di[3])),
+                    ]
             n_glitch = 0
             for i in range(n):
                 n_glitch = n_glitch + glitch[i]
@@ -118,8 +133,48 @@ class EdgeDetector(wiring.Component):
             with m.Else():
                 m.d.sync += self.glitches.eq(self.glitches + n_glitch)
         # t = now - in_delay, one cycle ahead: at reset (now = 0) it reads -in_delay.
-        step = 2 if self.ddr else 1
         t = Signal(TIME_WIDTH, init=(-self.in_delay) % (1 << TIME_WIDTH))
-        m.d.sync += t.eq(self.now + (step - self.in_delay))
+        m.d.sync += t.eq(self.now + (k - self.in_delay))
         m.d.comb += self.t.eq(t)
+        return m
+
+
+class QuadSampler(wiring.Component):
+    """Four samples per ``sync`` cycle from DDR input registers clocked at twice its rate.
+
+    A DDR input buffer in domain ``fast`` (twice the ``sync`` frequency, rising edges
+    aligned with ``sync``'s: the two outputs of one PLL) delivers two samples per
+    ``fast`` cycle: ``pair[0]`` taken at a rising edge, ``pair[1]`` half a ``fast``
+    period later, both valid one ``fast`` cycle after the rising sample (an iCE40
+    ``io.DDRBuffer``: the I/O cell's registers and the fabric register behind them).
+    Two ``fast`` registers hold the last two pairs, and a ``sync`` register takes all
+    four at each ``sync`` edge, in order of time: the samples of one ``sync`` cycle
+    are those of the ``sync`` edge two cycles earlier and the three quarter-periods
+    after it. So behind this block a pin is three ``sync`` registers deep
+    (``Rig(pin_latency=3)``), and ticks are quarter ``sync`` periods aligned with its
+    edges. The ``fast`` → ``sync`` transfer is synchronous (flip-flop to flip-flop
+    within one ``fast`` period).
+
+    Members
+    -------
+    pair : In(ArrayLayout(n, 2))
+        The DDR buffer's two samples (domain ``fast``).
+    samples : Out(ArrayLayout(n, 4))
+        The four samples of the cycle, earliest first (domain ``sync``).
+    """
+
+    def __init__(self, n, fast="fast"):
+        self.n = n
+        self.fast = fast
+        super().__init__({
+            "pair": In(data.ArrayLayout(n, 2)),
+            "samples": Out(data.ArrayLayout(n, 4)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        p1 = Signal.like(self.pair, name="pair_d1")
+        p2 = Signal.like(self.pair, name="pair_d2")
+        m.d[self.fast] += [p1.eq(self.pair), p2.eq(p1)]
+        m.d.sync += self.samples.eq(Cat(p2[0], p2[1], p1[0], p1[1]))
         return m

@@ -37,12 +37,15 @@ class EventGroups(wiring.Component):
         Cycles with edges the FIFO holds.
     record : data.Struct
         Output record layout with fields ``t``, ``input`` and ``rising``.
+    phase_bits : int
+        Bits of each edge's phase kept: 0 (one sample per cycle), 1 or 2 (2 or 4).
 
     Members
     -------
-    valid, rising, phase : In(n)
-        Per source: an edge this cycle, its direction, and its time offset in ticks
-        (0 or 1; 0 without DDR capture).
+    valid, rising : In(n)
+        Per source: an edge this cycle and its direction.
+    phase : In(ArrayLayout(2, n))
+        Per source: the edge's time offset in ticks (below ``2 ** phase_bits``).
     t : In(48)
         Time of this cycle's edges (plus their ``phase``).
     out : Out(stream.Signature(record))
@@ -56,13 +59,14 @@ class EventGroups(wiring.Component):
     registered "room for one more" (it lags the level by one cycle).
     """
 
-    def __init__(self, n, codes, depth, record):
+    def __init__(self, n, codes, depth, record, phase_bits=1):
         self.n = n
+        self.phase_bits = phase_bits
         self.codes = list(codes)
         self.depth = depth
         self.record = record
         super().__init__({
-            "valid": In(n), "rising": In(n), "phase": In(n),
+            "valid": In(n), "rising": In(n), "phase": In(data.ArrayLayout(2, n)),
             "t": In(TIME_WIDTH),
             "out": Out(stream.Signature(record)),
             "overflow": Out(32), "records": Out(32),
@@ -71,13 +75,16 @@ class EventGroups(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n = self.n
-        group = data.StructLayout({"t": TIME_WIDTH, "valid": n, "rising": n, "phase": n})
+        n, pb = self.n, self.phase_bits
+        group = data.StructLayout({"t": TIME_WIDTH, "valid": n, "rising": n,
+                                   "phase": data.ArrayLayout(pb, n)})
 
         # The group of this cycle, written as it is (its inputs are flip-flops).
         g, g_any = Signal(group), Signal()
         m.d.comb += [g.t.eq(self.t), g.valid.eq(self.valid), g.rising.eq(self.rising),
-                     g.phase.eq(self.phase), g_any.eq(self.valid.any())]
+                     g_any.eq(self.valid.any())]
+        for i in range(n):
+            m.d.comb += g.phase[i].eq(self.phase[i][:pb])
 
         m.submodules.q = q = fifo.SyncFIFOBuffered(width=group.size, depth=self.depth + 1)
         room = Signal(init=1)
@@ -107,11 +114,12 @@ class EventGroups(wiring.Component):
         cur = Signal(group)
         m.d.comb += cur.eq(q.r_data)
         pending, loaded = Signal(n), Signal()
-        valid_q, code_q, rising_q, phase_q = Signal(), Signal(4), Signal(), Signal()
+        valid_q, code_q, rising_q, phase_q = Signal(), Signal(4), Signal(), Signal(2)
         m.d.comb += [
             self.out.valid.eq(valid_q),
-            # ``t`` is even whenever a phase can be 1 (DDR capture: t counts by 2 and
-            # the capture delay is whole cycles), so the phase is its bit 0: no adder.
+            # ``t`` is a multiple of the samples per cycle whenever a phase can be
+            # nonzero (t counts by them and the capture delay is whole cycles), so the
+            # phase fills its low bits: no adder.
             self.out.payload.t.eq(cur.t | phase_q),
             self.out.payload.input.eq(code_q),
             self.out.payload.rising.eq(rising_q),

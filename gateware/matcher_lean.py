@@ -41,24 +41,27 @@ class LeanLatencyMatcher(wiring.Component):
     channel : int
         Channel number written into the records.
     step : int
-        Ticks per cycle: 1 (``t`` advances by one per cycle) or 2 (DDR-sampled
-        response: ticks are half clock periods, ``t`` is even and advances by two per
-        cycle, and ``in_phase`` tells in which half a response edge happened).
+        Ticks per cycle: 1 (``t`` advances by one per cycle), 2 (DDR-sampled response:
+        ticks are half clock periods, ``t`` is even and advances by two per cycle) or 4
+        (the response sampled four times per clock: ``t`` is a multiple of 4 and
+        advances by four per cycle). With 2 and 4, ``in_phase`` tells at which of the
+        cycle's ticks a response edge happened.
 
     Members
     -------
     enable, clear : In(1)
     stim_rise : In(1)
-        A stimulus pulse rose at time ``t`` (always the even phase with ``step=2``).
+        A stimulus pulse rose at time ``t`` (always phase 0 with ``step`` 2 or 4).
     in_rise, in_fall : In(1)
         The response rose / fell at time ``t + in_phase``; never both in one cycle (as
         from :class:`~rtrig.gateware.capture.EdgeDetector`).
-    in_phase : In(1)
-        ``step=2`` only (ignored with ``step=1``): the response edge of this cycle
-        happened at ``t + 1``. Read only in cycles with a response edge. A fall at
-        ``t + 1`` in the cycle of a stimulus at ``t`` still belongs to the older pulse
-        (an approximation: the stimulus is taken as coming after it); a rise at
-        ``t + 1`` belongs to the new pulse, with latency 1.
+    in_phase : In(2)
+        The response edge of this cycle happened at ``t + in_phase`` (0 to
+        ``step - 1``): ignored with ``step=1``, bit 0 only with ``step=2``, both bits
+        with ``step=4``. Read only in cycles with a response edge. A fall at any phase
+        in the cycle of a stimulus at ``t`` still belongs to the older pulse (an
+        approximation: the stimulus is taken as coming after it); a rise at phase ``p``
+        belongs to the new pulse, with latency ``p``.
     t : In(48)
         Time of this cycle, in ticks (``sync`` domain).
     pulse : In(32)
@@ -92,13 +95,13 @@ class LeanLatencyMatcher(wiring.Component):
     """
 
     def __init__(self, channel, step=1):
-        if step not in (1, 2):
-            raise ValueError(f"step must be 1 or 2, not {step!r}")
+        if step not in (1, 2, 4):
+            raise ValueError(f"step must be 1, 2 or 4, not {step!r}")
         self.channel = channel
         self.step = step
         super().__init__({
             "enable": In(1), "clear": In(1),
-            "stim_rise": In(1), "in_rise": In(1), "in_fall": In(1), "in_phase": In(1),
+            "stim_rise": In(1), "in_rise": In(1), "in_fall": In(1), "in_phase": In(2),
             "t": In(TIME_WIDTH), "pulse": In(32), "timeout": In(32),
             "rec_a_valid": Out(1), "rec_a": Out(LatencyRecord),
             "rec_b_valid": Out(1), "rec_b": Out(LatencyRecord),
@@ -106,14 +109,16 @@ class LeanLatencyMatcher(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        # With step 2 every stimulus time is even: bit 0 of a held time is not stored.
-        lo = self.step - 1
+        st_ = self.step
+        # Every stimulus time is a multiple of ``step``: the low ``lo`` bits of a held
+        # time are not stored.
+        lo = st_.bit_length() - 1
 
         stim = Signal()
-        ph = Signal()
+        ph = Signal(lo)                 # the phase of this cycle's response edge, or 0
         m.d.comb += stim.eq(self.stim_rise & self.enable)
-        if self.step == 2:
-            m.d.comb += ph.eq(self.in_phase & (self.in_rise | self.in_fall))
+        if lo:
+            m.d.comb += ph.eq(Mux(self.in_rise | self.in_fall, self.in_phase[:lo], 0))
 
         # ---- held pulses: the current one, the last stimulus pulse, the latency.
         # Invariant: waiting for a rise, the current pulse is the last stimulus pulse;
@@ -126,48 +131,59 @@ class LeanLatencyMatcher(wiring.Component):
         lat = Signal(32)
 
         # Elapsed ticks from the current pulse to this cycle's response edge (to ``t``
-        # without one). With step 2 both times are even apart from the phase.
+        # without one). Both times are multiples of ``step`` apart from the phase.
         el = Signal(TIME_WIDTH)
-        if self.step == 2:
-            m.d.comb += el.eq(Cat(ph, self.t[1:] + cur_tn + 1))
-        else:
-            m.d.comb += el.eq(self.t + cur_tn + 1)
+        m.d.comb += el.eq(Cat(ph, self.t[lo:] + cur_tn + 1))
 
         # Time left: for the current and the last stimulus pulse, a down-counter
         # ``v = (pulse time + timeout) - t - step``, loaded with ``timeout - 2 * step``
         # one cycle after the pulse's stimulus and held once the pulse is late. A rise
-        # at ``t + ph`` is late when ``v + step <= ph``: ``v < 0`` (ph = step - 1) or
-        # ``v < -1`` (ph = 0, step 2; ``v == -1`` is a flip-flop computed a cycle
-        # ahead). So "late" comes from flip-flops, not from a compare after a subtraction
-        # (two carry chains in a row do not fit in a 48 MHz cycle on an iCE40).
-        st_ = self.step
+        # at ``t + ph`` is late when ``v + step <= ph``: always for ``v <= -step``
+        # (``late_any``), never for ``v >= 0``, and in between (``near``:
+        # ``-step < v < 0``, a flip-flop computed a cycle ahead; never with step 1) when
+        # ``ph >= v mod step`` (the low bits of ``v``, which the counting keeps). So
+        # "late" comes from flip-flops, not from a compare after a subtraction (two
+        # carry chains in a row do not fit in a 48 MHz cycle on an iCE40).
         v_cur, v_nxt = Signal(signed(34)), Signal(signed(34))
-        ones_cur, ones_nxt = Signal(), Signal()      # v == -1
+        near_cur, near_nxt = Signal(), Signal()
         t_m = Signal(signed(34))
         m.d.comb += t_m.eq(self.timeout - 2 * st_)
 
-        def late_any(v, ones):
+        def late_any(v, near):
             # Late whatever the phase (held there: the counter stops).
-            return v[33] & ~ones if st_ == 2 else v[33]
+            return v[33] & ~near if lo else v[33]
 
-        def dec(v, ones):
-            return Mux(late_any(v, ones), v, v - st_)
+        def dec(v, near):
+            return Mux(late_any(v, near), v, v - st_)
 
-        def ones_after_dec(v, ones):
-            # v - step == -1 (a held counter is below -1 already).
-            return ~late_any(v, ones) & (v == st_ - 1)
+        def near_after_dec(v):
+            # 0 < v < step (a held counter is negative).
+            return (v[lo:] == 0) & (v[:lo] != 0) if lo else 0
 
-        t_hi_zero, t_nz, t_is1, late, late_new = (Signal() for _ in range(5))
-        late_edge = v_cur[33] if st_ == 1 else Mux(ph, v_cur[33], late_any(v_cur, ones_cur))
+        # A counter loaded with ``timeout - 2 * step``: step < timeout < 2 * step.
+        fresh_near = 0
+        if lo:
+            fresh_near = ((self.timeout[lo + 1:] == 0) & self.timeout[lo]
+                          & (self.timeout[:lo] != 0))
+
+        t_hi_zero, t_nz, late, late_new = (Signal() for _ in range(4))
+        t_small = Signal(lo)            # the timeout if below ``step``, else 0
+        if lo:
+            late_edge = late_any(v_cur, near_cur) | (near_cur & (ph >= v_cur[:lo]))
+        else:
+            late_edge = v_cur[33]
         # The timeout's flags registered (it changes only while stopped): a 31-bit zero
         # test is four LUT levels, too many in front of the matching.
-        m.d.comb += t_hi_zero.eq(self.timeout[1:] == 0)
-        m.d.sync += [t_nz.eq(~t_hi_zero | self.timeout[0]), t_is1.eq(t_hi_zero & self.timeout[0])]
+        m.d.comb += t_hi_zero.eq(self.timeout[lo:] == 0)
+        m.d.sync += t_nz.eq(~t_hi_zero | (self.timeout[:lo] != 0))
+        if lo:
+            m.d.sync += t_small.eq(Mux(t_hi_zero, self.timeout[:lo], 0))
         m.d.comb += [
             # A rise now would be at least ``timeout`` ticks after the current pulse.
             late.eq(t_nz & late_edge),
-            # The same for a pulse arriving in this cycle (a rise ``in_phase`` after it).
-            late_new.eq(ph & t_is1),
+            # The same for a pulse arriving in this cycle (a rise ``in_phase`` after it:
+            # only a timeout below ``step`` can be reached).
+            late_new.eq((t_small != 0) & (ph >= t_small) if lo else 0),
         ]
 
         # ---- control: the state as seen by this cycle's edges (empty after a clear).
@@ -218,21 +234,20 @@ class LeanLatencyMatcher(wiring.Component):
             m.d.sync += [cur_p.eq(self.pulse), cur_tn.eq(~self.t[lo:])]
         with m.Elif(take):
             m.d.sync += [cur_p.eq(nxt_p), cur_tn.eq(~nxt_t)]
-        fresh_ones = self.timeout == 2 * st_ - 1          # t_m == -1
         with m.If(new_cur):
-            m.d.sync += [v_cur.eq(t_m), ones_cur.eq(fresh_ones)]
+            m.d.sync += [v_cur.eq(t_m), near_cur.eq(fresh_near)]
         with m.Elif(take):
-            m.d.sync += [v_cur.eq(dec(v_nxt, ones_nxt)), ones_cur.eq(ones_after_dec(v_nxt, ones_nxt))]
+            m.d.sync += [v_cur.eq(dec(v_nxt, near_nxt)), near_cur.eq(near_after_dec(v_nxt))]
         with m.Else():
-            m.d.sync += [v_cur.eq(dec(v_cur, ones_cur)), ones_cur.eq(ones_after_dec(v_cur, ones_cur))]
+            m.d.sync += [v_cur.eq(dec(v_cur, near_cur)), near_cur.eq(near_after_dec(v_cur))]
         with m.If(stim):
-            m.d.sync += [v_nxt.eq(t_m), ones_nxt.eq(fresh_ones)]
+            m.d.sync += [v_nxt.eq(t_m), near_nxt.eq(fresh_near)]
         with m.Else():
-            m.d.sync += [v_nxt.eq(dec(v_nxt, ones_nxt)), ones_nxt.eq(ones_after_dec(v_nxt, ones_nxt))]
+            m.d.sync += [v_nxt.eq(dec(v_nxt, near_nxt)), near_nxt.eq(near_after_dec(v_nxt))]
         # ``lat`` is 0 while the current pulse has not risen, so a missed record needs
         # no gating. A pulse arriving with its rise: latency is the edge's phase.
         with m.If(new_cur | take):
-            m.d.sync += lat.eq(rise_ok & ph)
+            m.d.sync += lat.eq(Mux(rise_ok, ph, 0))
         with m.Elif(rise_ok):
             m.d.sync += lat.eq(el[:32])
 

@@ -142,16 +142,20 @@ class Rig(wiring.Component):
         host → rig byte FIFO in block RAM (no distributed RAM on an iCE40). The
         behaviour seen from the host is the same.
     ddr : bool
-        DDR input capture (needs ``compact``): every input pin is sampled twice per
-        clock (``ext_inputs`` the earlier, ``ext_inputs_late`` the later sample), so a
-        tick is half a clock period (``TICK_HZ`` = 2 × ``clk_freq``). The stimulus, the
-        loopback and the model target run in clock cycles: their settings are used in
-        steps of 2 ticks (register ``STIM_STEP``; odd values are rounded down).
+        DDR input capture: ``samples=2``.
+    samples : int
+        Samples of every input pin per clock: 1; 2 (DDR input registers) or 4 (DDR
+        input registers at twice the clock, :class:`~rtrig.gateware.capture.QuadSampler`),
+        both needing ``compact``. ``ext_inputs`` is the earliest sample of a cycle,
+        ``ext_later`` the others in order; a tick is ``1 / samples`` of a clock period
+        (``TICK_HZ`` = ``samples`` × ``clk_freq``). The stimulus, the loopback and the
+        model target run in clock cycles: their settings are used in steps of
+        ``samples`` ticks (register ``STIM_STEP``; other values are rounded down).
     pin_latency : int
         Cycles of registers in front of ``ext_inputs`` outside the Rig (an iCE40 DDR
         input buffer's: 2, the I/O cell's register and the one that re-registers both
-        samples); internal targets and the stimulus are delayed as much, and
-        ``IN_DELAY`` includes it.
+        samples; 3 behind a :class:`~rtrig.gateware.capture.QuadSampler`); internal
+        targets and the stimulus are delayed as much, and ``IN_DELAY`` includes it.
 
     Members
     -------
@@ -159,16 +163,21 @@ class Rig(wiring.Component):
     uart_tx : Out(1)
     ext_inputs : In(6)
         Target → rig pins (ISR_OUT, APP_OUT, HEARTBEAT, MARKER0..2), asynchronous.
+    ext_later : In(ArrayLayout(6, samples - 1))
+        ``samples`` > 1 only: the later samples of the pins in each cycle.
     stim0, stim1, load_en : Out(1)
         Rig → target pins.
     """
 
     def __init__(self, clk_freq=100_000_000, baud=3_000_000, board=0, with_model=True,
                  fifo_depth=512, with_soc=False, soc_firmware=b"", with_stats=True,
-                 loop_depth=16, compact=False, ddr=False, pin_latency=0):
-        if ddr and not compact:
+                 loop_depth=16, compact=False, ddr=False, samples=None, pin_latency=0):
+        step = samples or (2 if ddr else 1)
+        if step not in (1, 2, 4):
+            raise ValueError(f"samples must be 1, 2 or 4, not {step!r}")
+        if step > 1 and not compact:
             raise ValueError("DDR input capture needs the compact rig (compact=True)")
-        if ddr and with_soc:
+        if step > 1 and with_soc:
             raise ValueError("DDR input capture and the SoC target do not go together")
         self.clk_freq = clk_freq
         self.baud = baud
@@ -178,10 +187,11 @@ class Rig(wiring.Component):
         self.with_stats = with_stats
         self.loop_depth = loop_depth
         self.compact = compact
-        self.ddr = ddr
+        #: Inputs sampled more than once per clock (DDR input registers).
+        self.ddr = step > 1
         self.pin_latency = pin_latency
-        #: Ticks per clock cycle: 2 with DDR input capture.
-        self.step = 2 if ddr else 1
+        #: Ticks per clock cycle: the samples of every input per clock.
+        self.step = step
         self.with_soc = with_soc          # the reference SoC target, clock domain "soc"
         self.soc_firmware = soc_firmware  # its RAM image (raw .bin bytes or a path)
         members = {
@@ -192,8 +202,8 @@ class Rig(wiring.Component):
             "stim1": Out(1),
             "load_en": Out(1),
         }
-        if ddr:
-            members["ext_inputs_late"] = In(N_INPUTS)
+        if step > 1:
+            members["ext_later"] = In(data.ArrayLayout(N_INPUTS, step - 1))
         if with_soc:
             # SoC debug outputs for the simulation harness (domain "soc"), see docs/soc.md.
             members.update({
@@ -227,7 +237,7 @@ class Rig(wiring.Component):
         if self.with_model:
             caps |= 1 << Target.MODEL
         step = self.step
-        shift = step - 1        # settings in ticks → clock cycles
+        shift = step.bit_length() - 1        # settings in ticks → clock cycles
 
         def cycles(value):
             return value >> shift
@@ -327,11 +337,7 @@ class Rig(wiring.Component):
             internal_d = d
         is_ext = Signal()
         m.d.comb += is_ext.eq(~sel.matches(Target.LOOPBACK, *((Target.MODEL,) if self.with_model else ())))
-        target_late = Signal(N_INPUTS)
-        m.d.comb += [target_pins.eq(Mux(is_ext, self.ext_inputs, internal_d)),
-                     target_late.eq(target_pins)]
-        if self.ddr:
-            m.d.comb += target_late.eq(Mux(is_ext, self.ext_inputs_late, internal_d))
+        m.d.comb += target_pins.eq(Mux(is_ext, self.ext_inputs, internal_d))
 
         # ---- reference SoC target (gateware/soc.py, docs/soc.md) -------------------------
         # The SoC runs in its own clock domain "soc" (50 MHz; the board or the simulation
@@ -356,8 +362,10 @@ class Rig(wiring.Component):
         # ---- end of reference SoC target ---------------------------------------------------
 
         # Capture
-        m.submodules.edges = edges = EdgeDetector(N_INPUTS, self.ddr, self.pin_latency)
-        m.d.comb += [edges.pins.eq(target_pins), edges.pins_late.eq(target_late),
+        m.submodules.edges = edges = EdgeDetector(N_INPUTS, step, self.pin_latency)
+        for j in range(step - 1):
+            m.d.comb += edges.pins_later[j].eq(Mux(is_ext, self.ext_later[j], internal_d))
+        m.d.comb += [edges.pins.eq(target_pins),
                      edges.stim.eq(Cat(stim.stim0, stim.stim1)),
                      edges.now.eq(tb.now), edges.clear.eq(clear),
                      ro["IN_GLITCHES"].eq(edges.glitches)]
@@ -387,7 +395,7 @@ class Rig(wiring.Component):
         if self.compact:
             from .events import EventGroups
             m.submodules.ev_groups = ev_groups = EventGroups(
-                n_ev, codes, self.fifo_depth, EventRecord)
+                n_ev, codes, self.fifo_depth, EventRecord, phase_bits=shift)
             m.d.comb += [
                 ev_groups.valid.eq(ev_valid),
                 ev_groups.rising.eq(edges.rise),

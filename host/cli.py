@@ -116,7 +116,7 @@ def info(obj, sim_here, port_here, as_json):
     step = d["stim_step"]
     if step > 1:
         click.echo(f"capture    DDR inputs: edges resolved to {d['tick_ns']:g} ns "
-                   f"(two samples per {step * d['tick_ns']:g} ns clock)")
+                   f"({step} samples per {step * d['tick_ns']:g} ns clock)")
     click.echo(f"stimulus   steps of {step} tick{'s' if step > 1 else ''} "
                f"({step * d['tick_ns']:g} ns)")
     click.echo(f"link       {d['baud']} baud")

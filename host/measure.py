@@ -66,7 +66,7 @@ class CaptureSettings:
     def ticks(self, tick_hz, step=1):
         """Validate against the rig's tick rate; returns register values. ``step``
         (register ``STIM_STEP``): the stimulus and loopback settings are rounded to
-        multiples of it (2 on a rig with DDR input capture)."""
+        multiples of it (2 or 4 on a rig with DDR input capture)."""
         if not (self.freq > 0 and math.isfinite(self.freq)):
             raise UsageError(f"frequency must be positive, got {self.freq:g} Hz",
                              hint="e.g. --freq 10k")
@@ -127,10 +127,10 @@ class RigSession:
 
     @property
     def stim_step(self):
-        """Ticks per stimulus step (``STIM_STEP``: 2 with DDR input capture; a rig
-        built before the register existed answers its unknown-address value: 1)."""
+        """Ticks per stimulus step (``STIM_STEP``: 2 or 4 with DDR input capture; a
+        rig built before the register existed answers its unknown-address value: 1)."""
         step = self.info.get("stim_step", 1)
-        return step if step in (1, 2) else 1
+        return step if step in (1, 2, 4) else 1
 
     def describe(self):
         return {**self.info, "port": self.port if not self.sim else "sim",

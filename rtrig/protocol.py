@@ -135,8 +135,8 @@ REGISTERS = [
     RegisterInfo("SCRATCH", 0x008, _W, 0, "free for link tests"),
     RegisterInfo("IN_DELAY", 0x009, _R, 0, "ticks of input synchroniser delay subtracted from timestamps"),
     RegisterInfo("STIM_STEP", 0x00A, _R, 1,
-                 "ticks per clock: 1, or 2 with DDR input capture (stimulus, loopback and "
-                 "model settings then count in steps of 2 ticks)"),
+                 "ticks per clock: 1, or 2 or 4 with DDR input capture (stimulus, loopback "
+                 "and model settings then count in steps of that many ticks)"),
     RegisterInfo("TIME_LO", 0x010, _R, 0, "timebase bits 0..31; reading latches TIME_HI"),
     RegisterInfo("TIME_HI", 0x011, _R, 0, "timebase bits 32..63 latched by the last TIME_LO read"),
     RegisterInfo("STIM_CTRL", 0x020, _W, 0, "StimCtrl bits", width=2),
@@ -161,8 +161,8 @@ REGISTERS = [
     RegisterInfo("LAT_RECORDS", 0x039, _R, 0, "latency records produced since CLEAR"),
     RegisterInfo("EVT_RECORDS", 0x03A, _R, 0, "raw events produced since CLEAR"),
     RegisterInfo("IN_GLITCHES", 0x03B, _R, 0,
-                 "DDR capture: input pulses inside one clock period (no edge reported) "
-                 "since CLEAR"),
+                 "DDR capture: cycles since CLEAR in which an input changed more than "
+                 "once between its samples (a pulse shorter than a clock period)"),
     RegisterInfo("LOAD_EN", 0x040, _W, 0, "bit 0: level of the LOAD_EN output", width=1),
     RegisterInfo("TARGET_SEL", 0x041, _W, 0, "Target driving the rig inputs", width=2),
     RegisterInfo("LOOP_DELAY", 0x042, _W, 0, "loopback target delay, ticks"),

@@ -64,7 +64,10 @@ def _key(clk_freq, baud, with_model, soc_image=None, board=None):
     h.update(Path(__file__).read_bytes())
     h.update(f"{clk_freq}:{baud}:{with_model}:{vpkg.__version__}".encode())
     if board is not None:
-        h.update(f"board:{board}".encode())
+        from ...boards import get_board
+        b = get_board(board)
+        # The board's Rig parameters (its board file is not part of the gateware hash).
+        h.update(f"board:{board}:{sorted(b.rig_options.items())}:{b.fifo_depth}".encode())
     if soc_image is not None:
         # The SoC build: the firmware is the RAM's initial contents, so it is part of it.
         from ...gateware.soc import vexriscv_verilog
@@ -168,9 +171,12 @@ def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None, soc=Fal
     _write_flat_verilog(rig, tmp)
     vexe, env = _verilator()
     extra = []
+    if rig.step > 1:
+        # The later samples of each input per clock (Rig.ext_later) exist.
+        extra = ["-CFLAGS", f"-DRTRIG_LATER={rig.step - 1}"]
     if soc:
         from ...gateware.soc import vexriscv_verilog
-        extra = ["-CFLAGS", "-DRTRIG_SOC", str(vexriscv_verilog())]
+        extra += ["-CFLAGS", "-DRTRIG_SOC", str(vexriscv_verilog())]
     cmd = [
         str(vexe), "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 2),
         "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",

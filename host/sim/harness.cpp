@@ -48,6 +48,18 @@ static void soc_outputs(Vrig_top &) {}
 #endif
 static void on_signal(int) { stop_requested = 1; }
 
+// The external pins in simulation: a wire from STIM0 to ISR_OUT and from STIM1 to
+// APP_OUT (the calibration loopback of a real bench), every sample of the clock alike.
+static void external_pins(Vrig_top &top) {
+    unsigned v = (top.stim0 ? 1 : 0) | (top.stim1 ? 2 : 0);
+    top.ext_inputs = v;
+#ifdef RTRIG_LATER
+    uint32_t later = 0;
+    for (int j = 0; j < RTRIG_LATER; j++) later |= v << (6 * j);
+    top.ext_later = later;
+#endif
+}
+
 int main(int argc, char **argv) {
     int divisor = 33, port = 0;
     long long bench = 0;
@@ -74,7 +86,7 @@ int main(int argc, char **argv) {
 #endif
         auto t0 = std::chrono::steady_clock::now();
         for (long long c = 0; c < bench; c++) {
-            top.ext_inputs = (top.stim0 ? 1 : 0) | (top.stim1 ? 2 : 0);
+            external_pins(top);
             top.clk = 0;
             top.eval();
             top.clk = 1;
@@ -157,9 +169,7 @@ int main(int argc, char **argv) {
         } else {
             top.uart_rx = 1;
         }
-        // The external pins in simulation: a wire from STIM0 to ISR_OUT and from STIM1
-        // to APP_OUT (the calibration loopback of a real bench).
-        top.ext_inputs = (top.stim0 ? 1 : 0) | (top.stim1 ? 2 : 0);
+        external_pins(top);
 
         top.clk = 0;
         top.eval();

@@ -15,6 +15,7 @@ from amaranth import ClockDomain, Elaboratable, Module
 from amaranth.build import Attrs, Pins, Resource, Subsignal
 from amaranth.lib import io
 
+from rtrig.gateware.capture import QuadSampler
 from rtrig.gateware.top import Rig
 
 __all__ = ["Board", "BoardTop", "rig_resource", "RIG_OUTPUTS", "RIG_INPUTS", "TARGETS"]
@@ -126,7 +127,8 @@ class Board:
 
     @property
     def tick_ns(self):
-        return 1e9 / self.clk_freq
+        """One tick in ns: a ``sync`` clock period over :attr:`tick_step`."""
+        return 1e9 / (self.clk_freq * self.tick_step)
 
     def rig(self, cls=Rig, **kwargs):
         """The :class:`Rig` (or ``cls``, a subclass) configured for this board;
@@ -138,9 +140,9 @@ class Board:
 
     @property
     def tick_step(self):
-        """Ticks per ``sync`` cycle: 2 when the Rig samples its inputs on both clock
-        edges (``Rig(ddr=True)``, its ``step``), else 1."""
-        return 2 if self.rig_options.get("ddr") else 1
+        """Ticks per ``sync`` cycle, the Rig's ``step``: the samples it takes of each
+        input per clock (``Rig(samples=…)``; 2 with ``ddr``)."""
+        return self.rig_options.get("samples") or (2 if self.rig_options.get("ddr") else 1)
 
     @property
     def soc_sync_hz(self):
@@ -165,7 +167,10 @@ class BoardTop(Elaboratable):
     outputs are flip-flop outputs already, and its input synchroniser is the first
     register the target's edges meet, so the delays the Rig subtracts (``IN_DELAY``)
     are the pin-to-pin delays (DESIGN §1). A Rig with DDR input capture gets its inputs
-    through ``io.DDRBuffer``s (two registers: the Rig's ``pin_latency``).
+    through ``io.DDRBuffer``s (two registers: the Rig's ``pin_latency``); with four
+    samples per clock the buffers run in domain ``fast`` (twice ``sync``, from the
+    board's clocking) behind a :class:`~rtrig.gateware.capture.QuadSampler` (three
+    ``sync`` registers deep).
     """
 
     def __init__(self, board):
@@ -187,6 +192,13 @@ class BoardTop(Elaboratable):
         m.domains.sync = ClockDomain("sync",
                                      reset_less="sync" in getattr(clocking, "gated", ()))
         m.submodules.rig = rig = self.rig()
+        step = rig.step
+        if step == 4:
+            m.domains.fast = ClockDomain("fast", reset_less=True)
+            m.submodules.quad = quad = QuadSampler(len(RIG_INPUTS))
+            m.d.comb += rig.ext_inputs.eq(quad.samples[0])
+            for j in range(3):
+                m.d.comb += rig.ext_later[j].eq(quad.samples[j + 1])
 
         uart = platform.request(*b.uart, dir={"rx": "-", "tx": "-"})
         m.submodules.uart_rx = uart_rx = io.Buffer("i", uart.rx)
@@ -199,13 +211,16 @@ class BoardTop(Elaboratable):
             m.submodules[f"pin_{name}"] = buf
             m.d.comb += buf.o.eq(getattr(rig, name))
         for bit, name in enumerate(RIG_INPUTS):
-            if getattr(rig, "ddr", False):
+            if step == 4:
+                buf = io.DDRBuffer("i", getattr(pins, name), i_domain="fast")
+                m.d.comb += [quad.pair[0][bit].eq(buf.i[0]), quad.pair[1][bit].eq(buf.i[1])]
+            elif step == 2:
                 # Two samples per clock (docs/boards.md): i[0] the earlier, i[1] the
                 # later; the buffer's two registers (the I/O cell's and the one that
                 # re-registers both samples) are the Rig's ``pin_latency``.
                 buf = io.DDRBuffer("i", getattr(pins, name), i_domain="sync")
                 m.d.comb += [rig.ext_inputs[bit].eq(buf.i[0]),
-                             rig.ext_inputs_late[bit].eq(buf.i[1])]
+                             rig.ext_later[0][bit].eq(buf.i[1])]
             else:
                 buf = io.Buffer("i", getattr(pins, name))
                 m.d.comb += rig.ext_inputs[bit].eq(buf.i)

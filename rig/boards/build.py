@@ -251,7 +251,9 @@ def _check_target(board, target):
 def _domains(board, target):
     from .soc import SOC_CLK_HZ
     if target == "rig":
-        return {"sync": board.clk_freq}
+        # Four samples per clock: the input registers run at twice ``sync``.
+        fast = {"fast": 2 * board.clk_freq} if board.tick_step == 4 else {}
+        return {"sync": board.clk_freq, **fast}
     if target == "soc":
         return {"sync": board.soc_sync_hz, "soc": SOC_CLK_HZ}
     return {"soc": SOC_CLK_HZ}

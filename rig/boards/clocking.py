@@ -177,28 +177,50 @@ class ICE40PLL(Elaboratable):
 
     ``clk_pin`` is the board clock port (requested with ``dir="-"``); on the
     iCE40UP5K the PLL must be fed from its dedicated pad (pin 35 on the SG48).
+    With ``fast`` (a domain name), an ``SB_PLL40_2F_PAD`` makes ``2 * f_out`` on port A
+    for that domain (reset-less: define it with ``ClockDomain(reset_less=True)``) and
+    ``f_out`` on port B (``GENCLK_HALF``, rising edges aligned with port A's) for
+    ``sync``.
     """
 
-    def __init__(self, clk_pin, f_in, f_out):
+    def __init__(self, clk_pin, f_in, f_out, fast=None):
         self.clk_pin = clk_pin
         self.f_in = f_in
         self.f_out = f_out
-        self.config = ice40_pll_config(f_in, f_out)
+        self.fast = fast
+        self.config = ice40_pll_config(f_in, 2 * f_out if fast else f_out)
+
+    @property
+    def domains(self):
+        """Every domain driven, with its frequency in Hz."""
+        return {"sync": self.f_out, **({self.fast: 2 * self.f_out} if self.fast else {})}
 
     def elaborate(self, platform):
         m = Module()
         c = self.config
         locked = Signal()
-        m.submodules.pll = Instance(
-            "SB_PLL40_PAD",
+        common = dict(
             p_FEEDBACK_PATH="SIMPLE",
             p_DIVR=c["divr"], p_DIVF=c["divf"], p_DIVQ=c["divq"],
             p_FILTER_RANGE=c["filter_range"],
-            p_PLLOUT_SELECT="GENCLK",
             i_PACKAGEPIN=self.clk_pin.io,
             i_RESETB=Const(1), i_BYPASS=Const(0),
-            o_PLLOUTGLOBAL=ClockSignal("sync"),
             o_LOCK=locked,
         )
+        if self.fast:
+            m.submodules.pll = Instance(
+                "SB_PLL40_2F_PAD",
+                p_PLLOUT_SELECT_PORTA="GENCLK", p_PLLOUT_SELECT_PORTB="GENCLK_HALF",
+                o_PLLOUTGLOBALA=ClockSignal(self.fast),
+                o_PLLOUTGLOBALB=ClockSignal("sync"),
+                **common,
+            )
+        else:
+            m.submodules.pll = Instance(
+                "SB_PLL40_PAD",
+                p_PLLOUT_SELECT="GENCLK",
+                o_PLLOUTGLOBAL=ClockSignal("sync"),
+                **common,
+            )
         m.submodules.reset_sync = ResetSynchronizer(~locked, domain="sync")
         return m

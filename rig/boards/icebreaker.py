@@ -1,11 +1,12 @@
 """iCEBreaker (Lattice iCE40UP5K-SG48).
 
-The UP5K cannot close the rig at 100 MHz, so ``sync`` runs at 27 MHz from the 12 MHz
-oscillator through an SB_PLL40_PAD (exact: VCO 864 MHz / 32), the fastest of the exact
-3 Mbaud-dividing clocks the compact rig closes (measured 31.2 MHz; 30 MHz missed at
-29.4 MHz, docs/performance.md). The inputs are sampled on both clock edges (DDR), so a
-tick is half a clock: 18.52 ns, ``TICK_HZ`` = 54 MHz; the stimulus moves in whole
-clocks (37.04 ns, ``STIM_STEP`` = 2).
+The UP5K cannot close the rig at 100 MHz. Its inputs are sampled on both edges of a
+48 MHz clock (DDR input registers in domain ``fast``), four samples per cycle of the
+24 MHz ``sync`` clock that runs the rest of the rig: a tick is 10.42 ns (``TICK_HZ`` =
+96 MHz), the stimulus moves in whole ``sync`` cycles (41.67 ns, ``STIM_STEP`` = 4).
+Both clocks come from the 12 MHz oscillator through one SB_PLL40_2F_PAD (VCO 768 MHz /
+16 = 48 MHz on port A, half of it on port B, rising edges aligned); 24 MHz divides
+3 Mbaud exactly.
 Host link: channel B of the on-board FT2232H (UART), channel A stays the flash
 programmer.
 Target pins: PMOD1A (and two pins of PMOD1B), 3.3 V.
@@ -39,7 +40,7 @@ _RIG = rig_resource(
     in_attrs=Attrs(IO_STANDARD="SB_LVCMOS", PULLUP=1),
 )
 
-CLK_FREQ = 27_000_000
+CLK_FREQ = 24_000_000
 
 #: The rig's block RAMs are FIFOs (``SyncFIFOBuffered``), which never read the entry
 #: being written in the same cycle. Telling Yosys so (the read port's data is undefined
@@ -54,7 +55,7 @@ class RigICEBreakerPlatform(ICEBreakerPlatform):
 
 
 def _clocking(platform):
-    return ICE40PLL(platform.request("clk12", dir="-"), 12_000_000, CLK_FREQ)
+    return ICE40PLL(platform.request("clk12", dir="-"), 12_000_000, CLK_FREQ, fast="fast")
 
 
 def _iceprog(bitstream):
@@ -67,9 +68,9 @@ BOARDS = [
         platform=RigICEBreakerPlatform, clk_freq=CLK_FREQ, clocking=_clocking,
         # The small rig (docs/boards.md): no model target, no on-chip statistics; to
         # fit the UP5K's 5280 logic cells, the compact gateware (``Rig(compact=True)``);
-        # DDR input capture: 18.5 ns bins at a 27 MHz clock.
+        # four samples per clock: 10.4 ns bins at a 24 MHz clock.
         uart=("uart", 0), fifo_depth=256, with_model=False, with_stats=False,
-        rig_options={"compact": True, "ddr": True, "pin_latency": 2},
+        rig_options={"compact": True, "samples": 4, "pin_latency": 3},
         yosys_after_read=_NO_COLLISION,
         programmer=_iceprog,
         bitstream_ext="bin",

@@ -41,18 +41,23 @@ def test_board_elaborates(name):
         assert f"rig_0__{pin}__io" in text
 
 
-def test_icebreaker_inputs_are_ddr_sampled():
+def test_icebreaker_inputs_are_ddr_sampled_at_twice_the_clock():
     # The iCEBreaker's top puts every rig input through a DDR buffer (the iCE40's
-    # PIN_INPUT_DDR I/O cell) and reports half-clock ticks.
+    # PIN_INPUT_DDR I/O cell) clocked by the PLL's 48 MHz port; the rig runs on its
+    # half-rate port and reports quarter-clock ticks.
     board = get_board("icebreaker")
     plan = board.platform().prepare(BoardTop(board), name="top")
     il = plan.files["top.il"]
     il = il if isinstance(il, str) else il.decode()
     ddr_ios = [line for line in il.splitlines() if "SB_IO" in line]
     assert len(ddr_ios) >= len(RIG_INPUTS)
+    assert "SB_PLL40_2F_PAD" in il and '"GENCLK_HALF"' in il
+    assert il.count("INPUT_CLK") >= len(RIG_INPUTS)
     rig = board.rig()
-    assert rig.ddr and rig.compact and rig.step == 2 and rig.pin_latency == 2
+    assert rig.ddr and rig.compact and rig.step == 4 and rig.pin_latency == 3
     assert board.tick_step == rig.step
+    from rtrig.boards.build import _domains
+    assert _domains(board, "rig") == {"sync": 24_000_000, "fast": 48_000_000}
 
 
 def test_sim_board_choices_are_the_boards():
@@ -117,6 +122,9 @@ def test_cli_lists_boards(boards_cli):
     assert out.exit_code == 0
     for name in BOARDS:
         assert name in out.output
+    # The tick, not the clock period: a quarter of the iCEBreaker's 24 MHz clock.
+    ice = next(ln for ln in out.output.splitlines() if ln.startswith("icebreaker "))
+    assert "24 MHz, tick 10.42 ns" in ice
 
 
 def test_flash_without_bitstream_says_build_first(tmp_path, boards_cli):
@@ -185,18 +193,22 @@ def test_board_build_meets_timing(built, name):
     board = get_board(name)
     assert os.path.getsize(result.bitstream) > 0
     # The rig's clock, plus (on ECP5) the PLL output that times the lock synchroniser
-    # of the gated clock: every one is constrained at the tick rate and met.
-    assert result.clocks
+    # of the gated clock, and (iCEBreaker) the input registers' ``fast`` clock: every
+    # one is constrained at its domain's rate and met, and every domain is timed.
+    assert result.clocks and result.domains["sync"] == board.clk_freq
+    rates = [f / 1e6 for f in result.domains.values()]
     for clk in result.clocks:
-        assert clk.constraint_mhz == pytest.approx(board.clk_freq / 1e6, rel=1e-3)
+        assert any(clk.constraint_mhz == pytest.approx(f, rel=1e-3) for f in rates)
         assert clk.achieved_mhz >= clk.constraint_mhz
+    for f in rates:
+        assert any(c.constraint_mhz == pytest.approx(f, rel=1e-3) for c in result.clocks)
     summary = json.loads(open(os.path.join(result.build_dir, "summary.json")).read())
     assert summary["board"] == name
 
 
 class _CounterTop(Elaboratable):
-    """The iCEBreaker's clocking with a small counter instead of the Rig: a real build
-    in seconds, to test the timing check end to end."""
+    """The iCEBreaker's clocking with a small counter in each of its domains instead of
+    the Rig: a real build in seconds, to test the timing check end to end."""
 
     def __init__(self, board):
         self.board = board
@@ -204,12 +216,15 @@ class _CounterTop(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         m.domains.sync = ClockDomain("sync")
+        m.domains.fast = ClockDomain("fast", reset_less=True)
         m.submodules.clocking = self.board.clocking(platform)
-        count = Signal(24)
+        count, fast_count = Signal(24), Signal(24)
         m.d.sync += count.eq(count + 1)
-        pin = platform.request("rig", 0, dir={"stim0": "-"}).stim0
-        m.submodules.out = buf = io.Buffer("o", pin)
-        m.d.comb += buf.o.eq(count[-1])
+        m.d.fast += fast_count.eq(fast_count + 1)
+        pins = platform.request("rig", 0, dir={"stim0": "-", "stim1": "-"})
+        m.submodules.out = buf = io.Buffer("o", pins.stim0)
+        m.submodules.out1 = buf1 = io.Buffer("o", pins.stim1)
+        m.d.comb += [buf.o.eq(count[-1]), buf1.o.eq(fast_count[-1])]
         return m
 
 
@@ -217,8 +232,9 @@ class _CounterTop(Elaboratable):
 def test_impossible_constraint_fails(tmp_path):
     board = dataclasses.replace(get_board("icebreaker"), name="counter")
     result = build("counter", board=board, top=_CounterTop(board), build_root=tmp_path)
-    (clk,) = result.clocks
-    assert clk.constraint_mhz == pytest.approx(board.clk_freq / 1e6, rel=1e-3) and clk.ok
+    sync, fast = sorted(result.clocks, key=lambda c: c.constraint_mhz)
+    assert sync.constraint_mhz == pytest.approx(board.clk_freq / 1e6, rel=1e-3) and sync.ok
+    assert fast.constraint_mhz == pytest.approx(2 * board.clk_freq / 1e6, rel=1e-3) and fast.ok
     report = os.path.join(result.build_dir, "rtrig_counter.report.json")
     with pytest.raises(TimingError, match="needs 400.0 MHz"):
         check_timing(report, require_hz=400e6, board="counter")

@@ -20,10 +20,11 @@ class Rec(data.Struct):
     rising: 1
 
 
-def _groups_run(edges_at, cycles, ready_at=lambda c: True, depth=8):
-    """edges_at: {cycle: [(source, rising, phase), ...]}; returns (records, counters)."""
+def _groups_run(edges_at, cycles, ready_at=lambda c: True, depth=8, step=2):
+    """edges_at: {cycle: [(source, rising, phase), ...]}; ``t`` advances by ``step``
+    per cycle; returns (records, counters)."""
     codes = [0, 1, 2, 3, 4, 5, 8, 9]
-    dut = EventGroups(8, codes, depth, Rec)
+    dut = EventGroups(8, codes, depth, Rec, phase_bits=step.bit_length() - 1)
     got, counters = [], {}
 
     async def tb(ctx):
@@ -32,11 +33,11 @@ def _groups_run(edges_at, cycles, ready_at=lambda c: True, depth=8):
             for src, rising, phase in edges_at.get(c, []):
                 v |= 1 << src
                 r |= rising << src
-                p |= phase << src
+                p |= phase << (2 * src)
             ctx.set(dut.valid, v)
             ctx.set(dut.rising, r)
-            ctx.set(dut.phase, p)
-            ctx.set(dut.t, 1000 + 2 * c)
+            ctx.set(dut.phase.as_value(), p)
+            ctx.set(dut.t, 1000 + step * c)
             ctx.set(dut.out.ready, ready_at(c))
             if ctx.get(dut.out.valid) and ready_at(c):
                 rec = ctx.get(dut.out.payload)
@@ -49,18 +50,20 @@ def _groups_run(edges_at, cycles, ready_at=lambda c: True, depth=8):
     return got, counters, codes
 
 
-def test_event_groups_hand_out_every_edge_in_time_order():
+@pytest.mark.parametrize("step", [1, 2, 4])
+def test_event_groups_hand_out_every_edge_in_time_order(step):
     rng = random.Random(5)
     edges_at = {}
     for c in range(0, 200, 7):
         srcs = rng.sample(range(8), rng.randint(1, 4))
-        edges_at[c] = [(s, rng.randint(0, 1), rng.randint(0, 1)) for s in srcs]
-    got, counters, codes = _groups_run(edges_at, 400)
-    want = sorted((1000 + 2 * c + ph, codes[s], r)
+        edges_at[c] = [(s, rng.randint(0, 1), rng.randrange(step)) for s in srcs]
+    got, counters, codes = _groups_run(edges_at, 400, step=step)
+    want = sorted((1000 + step * c + ph, codes[s], r)
                   for c, es in edges_at.items() for s, r, ph in es)
     assert sorted(got) == want
     # Within one cycle the lowest source comes first; across cycles, time order.
-    assert [g[0] - (g[0] % 2) for g in got] == sorted(g[0] - (g[0] % 2) for g in got)
+    cyc = [g[0] - g[0] % step for g in got]
+    assert cyc == sorted(cyc)
     assert counters == {"records": len(want), "overflow": 0}
 
 

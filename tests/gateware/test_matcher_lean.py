@@ -1,6 +1,8 @@
-"""The area-lean latency matcher: hand cases, DDR (step 2) cases, and equivalence with
-:class:`LatencyMatcher` on random event sequences."""
+"""The area-lean latency matcher: hand cases, DDR (step 2) and four-phase (step 4)
+cases, equivalence with :class:`LatencyMatcher` on random event sequences, and a
+reference model of the matching rules (random phases and timeouts)."""
 
+import gc
 import random
 
 import pytest
@@ -226,6 +228,79 @@ def test_step2_timeout_boundary(timeout, cycle, phase, answered):
         assert when == [max(11, min(10 + (timeout + 1) // 2, cycle))]
 
 
+# Four samples per cycle (step 4): ``t`` is a multiple of 4, edges carry phases 0..3 ----
+
+@pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
+@pytest.mark.parametrize("step", [0, 3, 8])
+def test_other_steps_are_refused(step):
+    with pytest.raises(ValueError) as exc:
+        LeanLatencyMatcher(0, step=step)
+    del exc
+    gc.collect()                                # the half-built component, warned here
+
+
+@pytest.mark.parametrize("phase", range(4))
+def test_step4_latency_phase(phase):
+    # Stimulus at cycle 10 (t = 40); rise at cycle 13 (t = 52 + phase); fall at cycle
+    # 17 (t = 68 + 3 - phase).
+    recs = match([(10, 1, 0, 0, 0), (13, 0, 1, 0, 0, phase), (17, 0, 0, 1, 0, 3 - phase)],
+                 step=4)
+    assert recs == [(0, 40, 1, 0, 12 + phase, 31 - phase)]
+
+
+@pytest.mark.parametrize("phase", range(4))
+def test_step4_rise_in_the_stimulus_cycle(phase):
+    recs = match([(10, 1, 1, 0, 0, phase), (11, 0, 0, 1, 0, 2)], step=4)
+    assert recs == [(0, 40, 1, 0, phase, 6)]
+    # The pulse waiting before it is missed; the rise belongs to the new one.
+    recs = match([(5, 1, 0, 0, 0), (10, 1, 1, 0, 1, phase), (11, 0, 0, 1, 0, 2)], step=4)
+    assert recs == [(0, 20, 1, 1, 0, 0), (1, 40, 1, 0, phase, 6)]
+
+
+@pytest.mark.parametrize("phase", range(4))
+def test_step4_fall_with_stimulus_belongs_to_older_pulse(phase):
+    recs = match([(10, 1, 0, 0, 0), (12, 0, 1, 0, 0, 1), (20, 1, 0, 1, 1, phase),
+                  (21, 0, 1, 0, 0, 3), (22, 0, 0, 1, 0, 0)], step=4)
+    assert recs == [(0, 40, 1, 0, 9, 40 + phase), (1, 80, 1, 0, 7, 8)]
+
+
+def test_step4_phase_without_edge_is_ignored():
+    # No response: the timeout (13 ticks after t = 40) fires at t = 56, not at cycle 13
+    # (t = 52, + 3 would reach it), although ``in_phase`` is 3 all along.
+    when = []
+    assert match([(10, 1, 0, 0, 0)], timeout=13, step=4, phase=3, when=when) == \
+        [(0, 40, 1, 1, 0, 0)]
+    assert when == [14]
+
+
+def test_step2_ignores_phase_bit_1():
+    # Phase 2 is phase 0 with step 2: latency 6 under the timeout of 7.
+    recs = match([(10, 1, 0, 0, 0), (13, 0, 1, 0, 0, 2), (17, 0, 0, 1, 0, 3)], timeout=7,
+                 step=2)
+    assert recs == [(0, 20, 1, 0, 6, 15)]
+
+
+@pytest.mark.parametrize("timeout", range(1, 10))
+@pytest.mark.parametrize("phase", range(4))
+@pytest.mark.parametrize("cycle", range(10, 13))
+def test_step4_timeout_boundary(timeout, phase, cycle):
+    # Stimulus at cycle 10 (t = 40), rise at ``cycle`` with ``phase``, fall two cycles on
+    # at phase 0: late iff the rise is ``timeout`` or more ticks after the stimulus.
+    when = []
+    rise = (cycle, int(cycle == 10), 1, 0, 0, phase)
+    events = [(10, 1, 0, 0, 0)] * (cycle != 10) + [rise, (cycle + 2, 0, 0, 1, 0, 0)]
+    recs = match(events, timeout=timeout, step=4, when=when)
+    lat = 4 * (cycle - 10) + phase
+    if lat < timeout:
+        assert recs == [(0, 40, 1, 0, lat, 4 * (cycle + 2 - 10))]
+    else:
+        assert recs == [(0, 40, 1, 1, 0, 0)]
+        # Emitted in the first cycle after the stimulus cycle whose time, or its edge's,
+        # is ``timeout`` ticks on.
+        elapsed = [4 * (k - 10) + phase * (k == cycle) for k in range(11, 20)]
+        assert when == [11 + next(i for i, e in enumerate(elapsed) if e >= timeout)]
+
+
 # Equivalence with LatencyMatcher on random event sequences -------------------------
 
 def random_sequence(rng, n=60):
@@ -248,9 +323,10 @@ def random_sequence(rng, n=60):
 
 def run_pair(seqs, step=2, phases=None):
     """Runs the sequences [(timeout, events)] through a LatencyMatcher (``t`` + 1 per
-    cycle) and a LeanLatencyMatcher with ``step`` (``t`` + ``step`` per cycle, each
-    sequence's response edges at phase ``phases[i]``); returns both record lists per
-    sequence."""
+    cycle) and a LeanLatencyMatcher with ``step`` (``t`` + ``step`` per cycle); returns
+    both record lists per sequence. ``in_phase`` (0..3) is ``phases[i]`` all through
+    sequence ``i``, or ``phases(c)`` in the cycle whose LatencyMatcher time is ``c``
+    when ``phases`` is a function."""
     ref = LatencyMatcher(3, out_reg=False)
     dut = LeanLatencyMatcher(3, step=step)
     top = Module()
@@ -262,7 +338,6 @@ def run_pair(seqs, step=2, phases=None):
     async def tb(ctx):
         c = (1 << 32) - 10000                   # the times cross 2**32
         for i, (timeout, events) in enumerate(seqs):
-            phase = phases[i] if phases else 0
             ctx.set(ref.timeout, timeout)
             ctx.set(dut.timeout, timeout * step)
             pulse = i * 1000
@@ -279,7 +354,10 @@ def run_pair(seqs, step=2, phases=None):
                     ctx.set(mt.in_fall, fall)
                     ctx.set(mt.t, t)
                     ctx.set(mt.pulse, pulse)
-                ctx.set(dut.in_phase, phase)
+                if callable(phases):
+                    ctx.set(dut.in_phase, phases(c))
+                else:
+                    ctx.set(dut.in_phase, phases[i] if phases else 0)
                 _collect(ctx, ref, got[i][0], fields=8)
                 _collect(ctx, dut, got[i][1], fields=8)
                 c += 1
@@ -316,3 +394,131 @@ def test_step2_equivalent_to_latency_matcher_scaled():
                    0 if missed else 2 * comp + p, inc, pad)
                   for pulse, st, ch, missed, lat, comp, inc, pad in ref]
         assert sorted(dut) == sorted(scaled), (timeout, p, events)
+
+
+def test_step4_equivalent_to_latency_matcher_scaled():
+    # Response edges at random phases (each edge its own): step 4 gives LatencyMatcher's
+    # records with times x 4, latency 4 x + (phase of the rise), completion 4 x + (phase
+    # of the fall), for timeout 4 T.
+    rng = random.Random(4)
+    seqs = [(_timeouts(rng), random_sequence(rng)) for _ in range(100)]
+    table = [rng.randint(0, 3) for _ in range(997)]
+
+    def phase(c):
+        return table[c % 997]
+
+    got = run_pair(seqs, step=4, phases=phase)
+    n = 0
+    for (timeout, events), (ref, dut) in zip(seqs, got, strict=True):
+        scaled = [(pulse, 4 * st, ch, missed, 0 if missed else 4 * lat + phase(st + lat),
+                   0 if missed else 4 * comp + phase(st + comp), inc, pad)
+                  for pulse, st, ch, missed, lat, comp, inc, pad in ref]
+        assert sorted(dut) == sorted(scaled), (timeout, events)
+        n += sum(not r[3] and r[4] % 4 != 0 for r in scaled)
+    assert n > 100                              # answered pulses with phases 1..3
+
+
+# A reference model of the matching rules: any timeout in ticks, a phase per cycle ------
+
+def model(events, timeout, step, t0, channel):
+    """The records of LeanLatencyMatcher's docstring, as (cycle, record) in the order of
+    the cycles. events: per cycle (enable, clear, stim, rise, fall, pulse, in_phase);
+    ``t`` is ``t0 + step * cycle``."""
+    cur = None                                  # [pulse, time, latency or None]
+    queued = None                               # [pulse, time, None]
+    out = []
+
+    def missed(p):
+        return (p[0], p[1], channel, 1, 0, 0, 0, 0)
+
+    def late(p, te):
+        return timeout and te - p[1] >= timeout
+
+    for k, (en, clr, stim, rise, fall, pulse, in_phase) in enumerate(events):
+        t = t0 + step * k
+        te = t + (in_phase % step if rise or fall else 0)   # this cycle's edge time
+        if clr or not en:
+            cur = queued = None
+        stim = stim and en
+        # The pulse waiting for its rise times out.
+        if cur and cur[2] is None and late(cur, te):
+            out.append((k, missed(cur)))
+            cur = None
+        # Response fall: completes the current pulse; a queued one becomes current.
+        if fall and cur and cur[2] is not None:
+            out.append((k, (cur[0], cur[1], channel, 0, cur[2] % 2**32,
+                            (te - cur[1]) % 2**32, 0, 0)))
+            cur, queued = queued, None
+        # Stimulus: replaces a pulse waiting for its rise, queues behind a risen one.
+        if stim:
+            new = [pulse, t, None]
+            if cur and cur[2] is None:
+                out.append((k, missed(cur)))
+            if cur and cur[2] is not None:
+                if queued:
+                    out.append((k, missed(queued)))
+                queued = new
+            else:
+                cur = new
+        # Response rise: the latency of the pulse waiting for it, unless late.
+        if rise and cur and cur[2] is None and not late(cur, te):
+            cur[2] = te - cur[1]
+    return out
+
+
+def run_lean(seqs, step, channel=5):
+    """Runs the sequences [(timeout, events)] (events as for :func:`model`) through a
+    LeanLatencyMatcher, ``t`` from just below ``step * 2**32``; returns per sequence the
+    start time and the records as (cycle in the sequence, record)."""
+    dut = LeanLatencyMatcher(channel, step=step)
+    got = [[] for _ in seqs]
+    starts = []
+
+    async def tb(ctx):
+        t = step * ((1 << 32) - 5000)
+        for i, (timeout, events) in enumerate(seqs):
+            ctx.set(dut.timeout, timeout)
+            starts.append(t)
+            for k, (en, clr, stim, rise, fall, pulse, in_phase) in enumerate(events):
+                for sig, v in ((dut.enable, en), (dut.clear, clr), (dut.stim_rise, stim),
+                               (dut.in_rise, rise), (dut.in_fall, fall), (dut.t, t),
+                               (dut.pulse, pulse), (dut.in_phase, in_phase)):
+                    ctx.set(sig, v)
+                recs = []
+                _collect(ctx, dut, recs, fields=8)
+                got[i] += [(k, r) for r in recs]
+                t += step
+                await ctx.tick()
+
+    run(dut, tb)
+    return starts, got
+
+
+def model_sequence(rng, step, timeout, n=60):
+    """A random sequence for :func:`model`: random phases in every cycle (0..3 whatever
+    the step), starting disabled (the timeout is changed there) and ending idle long
+    enough for the timeouts, then cleared."""
+    events = [(0, 1, 0, 0, 0)] + random_sequence(rng, n)
+    events += [(1, 0, 0, 0, 0)] * (timeout // step + 3) + [(1, 1, 0, 0, 0)]
+    out, pulse = [], rng.randrange(1 << 32)
+    for en, clr, stim, rise, fall in events:
+        pulse = (pulse + stim) % (1 << 32)
+        out.append((en, clr, stim, rise, fall, pulse, rng.randint(0, 3)))
+    return out
+
+
+@pytest.mark.parametrize("step", [1, 2, 4])
+def test_matches_the_reference_model(step):
+    rng = random.Random(10 + step)
+    seqs = []
+    for _ in range(150):
+        timeout = rng.choice((0, rng.randint(1, 3 * step), rng.randint(1, 12 * step)))
+        seqs.append((timeout, model_sequence(rng, step, timeout)))
+    starts, got = run_lean(seqs, step)
+    n = late = 0
+    for (timeout, events), t0, dut in zip(seqs, starts, got, strict=True):
+        ref = model(events, timeout, step, t0, 5)
+        assert sorted(dut) == sorted(ref), (timeout, events)
+        n += len(ref)
+        late += sum(r[3] for _, r in ref)
+    assert n > 1000 and late > 200              # the sequences do produce both kinds

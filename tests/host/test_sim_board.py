@@ -1,6 +1,7 @@
 """The twin of the iCEBreaker's gateware (``--sim-board icebreaker``): the compact rig
-with DDR input capture, ticks of half its clock. Loopback latencies and the model
-target's truth are known exactly, so every figure is checked against ground truth."""
+with DDR input capture, four samples per clock (ticks of a quarter clock). Loopback
+latencies and the model target's truth are known exactly, so every figure is checked
+against ground truth."""
 
 import json
 import subprocess
@@ -15,7 +16,9 @@ from rtrig.boards import get_board
 from rtrig.host.measure import CaptureSettings, open_rig, run_capture
 from rtrig.protocol import STIM_INPUT, Reg
 
-TICK_HZ = 2 * get_board("icebreaker").clk_freq
+BOARD = get_board("icebreaker")
+STEP = BOARD.tick_step              # ticks per clock, also the stimulus step
+TICK_HZ = STEP * BOARD.clk_freq
 
 
 @pytest.fixture(scope="module")
@@ -26,13 +29,15 @@ def rig():
 
 def test_identity_reports_ddr_ticks_and_the_stimulus_step(rig):
     info = rig.info
-    assert info["tick_hz"] == TICK_HZ and info["stim_step"] == 2
-    assert info["in_delay"] == 8                  # 4 clock cycles: DDR registers + 2 FFs
+    assert STEP == 4
+    assert info["tick_hz"] == TICK_HZ and info["stim_step"] == STEP
+    # 5 clock cycles: three of the DDR registers and the sampler, two synchroniser FFs
+    assert info["in_delay"] == 5 * STEP
     assert info["board"] == 3
 
 
-@pytest.mark.parametrize("delay", [0, 2, 120, 4_002])
-def test_loopback_latency_is_exact_in_half_clock_ticks(rig, tmp_path, delay):
+@pytest.mark.parametrize("delay", [0, STEP, 120, 1000 * STEP + STEP])
+def test_loopback_latency_is_exact_in_quarter_clock_ticks(rig, tmp_path, delay):
     freq = 20_000 if delay < 1_000 else 5_000
     s = CaptureSettings(freq=freq, count=120, target="loopback", delay=delay / TICK_HZ)
     res = run_capture(rig, s, tmp_path / "c.rtrig", progress=False)
@@ -46,9 +51,9 @@ def test_loopback_latency_is_exact_in_half_clock_ticks(rig, tmp_path, delay):
 
 
 def test_odd_settings_are_rounded_to_the_stimulus_step(rig, tmp_path):
-    # 121 ticks cannot be made with a 2-tick stimulus step: 120 is used and measured.
-    s = CaptureSettings(freq=20_000, count=20, target="loopback", delay=121 / TICK_HZ)
-    assert s.ticks(TICK_HZ, 2)["delay"] == 120
+    # 123 ticks cannot be made with a 4-tick stimulus step: 120 is used and measured.
+    s = CaptureSettings(freq=20_000, count=20, target="loopback", delay=123 / TICK_HZ)
+    assert s.ticks(TICK_HZ, STEP)["delay"] == 120
     res = run_capture(rig, s, tmp_path / "odd.rtrig", progress=False)
     assert (load(res.path).channel("isr")["latency"] == 120).all()
 
@@ -70,7 +75,7 @@ def test_raw_events_are_grouped_but_complete(rig, tmp_path):
 
 def test_model_target_matches_its_truth(rig, tmp_path):
     lat = model_capture_matches_truth(rig, tmp_path)
-    assert lat.min() >= 120 and lat.max() > lat.min() and (lat % 2 == 0).all()
+    assert lat.min() >= 120 and lat.max() > lat.min() and (lat % STEP == 0).all()
 
 
 def test_link_and_register_widths(rig):
@@ -94,7 +99,8 @@ def test_info_cli_names_the_ddr_capture():
                         "--json"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
-    assert d["tick_hz"] == TICK_HZ and d["stim_step"] == 2 and d["simulation"] is True
+    assert d["tick_hz"] == TICK_HZ and d["stim_step"] == STEP and d["simulation"] is True
     r = subprocess.run([sys.executable, "-m", "rtrig", "--sim-board", "icebreaker", "info"],
                        capture_output=True, text=True, timeout=600)
-    assert "DDR inputs" in r.stdout and "steps of 2 ticks" in r.stdout
+    assert "DDR inputs" in r.stdout and "4 samples per 41.6667 ns clock" in r.stdout
+    assert "steps of 4 ticks (41.6667 ns)" in r.stdout
