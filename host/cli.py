@@ -186,6 +186,26 @@ def model_params(preset, model_text):
     return merged
 
 
+#: Stimulus settings a stimulus step rounds: register key, name.
+_STEPPED = (("period", "period"), ("high", "high time"), ("jitter", "jitter"),
+            ("delay", "loopback delay"), ("stim1_offset", "STIM1 offset"))
+
+
+def _step_note(settings, tick_hz, step, regs):
+    """A one-line note naming the settings rounded to the rig's stimulus step (beyond
+    the rounding to whole ticks), or None."""
+    if step == 1:
+        return None
+    fine = settings.ticks(tick_hz, 1)
+    ns = 1e9 / tick_hz
+    moved = [f"{name} {fine[k] * ns:.6g} → {regs[k] * ns:.6g} ns" for k, name in _STEPPED
+             if fine[k] is not None and fine[k] != regs[k]]
+    if not moved:
+        return None
+    return (f"note: this rig's stimulus moves in steps of {step} ticks ({step * ns:.6g} ns): "
+            + ", ".join(moved))
+
+
 def _print_summary(res):
     s = res.summary
     cols = ["pulses", "answered", "missed", "min_ns", "mean_ns", "p50_ns", "p99_ns",
@@ -278,6 +298,9 @@ def capture(obj, sim_here, port_here, target, freq, count, duration, duty, jitte
     path = output or _default_path("capture")
     with obj.rig() as rig:
         regs = settings.ticks(rig.tick_hz, rig.stim_step)   # validate before anything runs
+        note = _step_note(settings, rig.tick_hz, rig.stim_step, regs)
+        if note:
+            click.echo(note, err=True)
         if mode == "auto":
             from .stats import choose_mode
             mode = choose_mode(settings.freq, settings.channels, rig.info["baud"],

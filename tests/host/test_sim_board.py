@@ -104,3 +104,19 @@ def test_info_cli_names_the_ddr_capture():
                        capture_output=True, text=True, timeout=600)
     assert "DDR inputs" in r.stdout and "4 samples per 41.6667 ns clock" in r.stdout
     assert "steps of 4 ticks (41.6667 ns)" in r.stdout
+
+
+def test_capture_cli_names_the_settings_the_stimulus_step_rounds(tmp_path):
+    def capture(delay):
+        return subprocess.run(
+            [sys.executable, "-m", "rtrig", "--sim-board", "icebreaker", "capture",
+             "--target", "loopback", "--delay", delay, "--freq", "10k", "--count", "20",
+             "-o", str(tmp_path / f"{delay}.rtrig")],
+            capture_output=True, text=True, timeout=600)
+    # 2.01 µs is 193 ticks: 192 are used (a multiple of 4), and the user is told.
+    r = capture("2.01us")
+    assert r.returncode == 0, r.stderr
+    assert "steps of 4 ticks (41.6667 ns): loopback delay 2010.42 → 2000 ns" in r.stderr
+    assert (load(tmp_path / "2.01us.rtrig").channel("isr")["latency"] == 192).all()
+    r = capture("2us")                             # 192 ticks: nothing rounded
+    assert r.returncode == 0 and "note:" not in r.stderr
