@@ -22,7 +22,7 @@ _TARGET_HELP = ("What to build: rig (default), soc (the rig with the reference S
 
 @click.command("build")
 @click.argument("board", required=False)
-@click.option("--all", "all_boards", is_flag=True, help="Build one variant of every board.")
+@click.option("--all", "all_boards", is_flag=True, help="Build every board variant.")
 @click.option("--list", "list_boards", is_flag=True, help="List the boards and exit.")
 @click.option("--require-mhz", type=float, default=None,
               help="Fail unless every clock reaches this Fmax (default: its constraint).")
