@@ -170,10 +170,14 @@ def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None, soc=Fal
                   **({"with_soc": True, "soc_firmware": soc_image} if soc else {}))
     _write_flat_verilog(rig, tmp)
     vexe, env = _verilator()
-    extra = []
+    # The registers a board puts in front of the Rig's input pins (DDR buffers): the
+    # twin's external wire passes through as many.
+    extra = ["-CFLAGS", f"-DRTRIG_PIN_LATENCY={rig.pin_latency}"]
     if rig.step > 1:
         # The later samples of each input per clock (Rig.ext_later) exist.
-        extra = ["-CFLAGS", f"-DRTRIG_LATER={rig.step - 1}"]
+        from ...protocol import N_INPUTS
+        extra += ["-CFLAGS", f"-DRTRIG_LATER={rig.step - 1}",
+                 "-CFLAGS", f"-DRTRIG_N_INPUTS={N_INPUTS}"]
     if soc:
         from ...gateware.soc import vexriscv_verilog
         extra += ["-CFLAGS", "-DRTRIG_SOC", str(vexriscv_verilog())]

@@ -49,13 +49,23 @@ static void soc_outputs(Vrig_top &) {}
 static void on_signal(int) { stop_requested = 1; }
 
 // The external pins in simulation: a wire from STIM0 to ISR_OUT and from STIM1 to
-// APP_OUT (the calibration loopback of a real bench), every sample of the clock alike.
+// APP_OUT (the calibration loopback of a real bench), every sample of the clock alike,
+// through the RTRIG_PIN_LATENCY registers a board has in front of the Rig's inputs.
+// Called once per clock cycle.
 static void external_pins(Vrig_top &top) {
     unsigned v = (top.stim0 ? 1 : 0) | (top.stim1 ? 2 : 0);
+#if RTRIG_PIN_LATENCY > 0
+    static unsigned line[RTRIG_PIN_LATENCY];
+    static int head = 0;
+    unsigned out = line[head];
+    line[head] = v;
+    head = (head + 1) % RTRIG_PIN_LATENCY;
+    v = out;
+#endif
     top.ext_inputs = v;
 #ifdef RTRIG_LATER
     uint32_t later = 0;
-    for (int j = 0; j < RTRIG_LATER; j++) later |= v << (6 * j);
+    for (int j = 0; j < RTRIG_LATER; j++) later |= v << (RTRIG_N_INPUTS * j);
     top.ext_later = later;
 #endif
 }

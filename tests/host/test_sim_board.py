@@ -120,3 +120,14 @@ def test_capture_cli_names_the_settings_the_stimulus_step_rounds(tmp_path):
     assert (load(tmp_path / "2.01us.rtrig").channel("isr")["latency"] == 192).all()
     r = capture("2us")                             # 192 ticks: nothing rounded
     assert r.returncode == 0 and "note:" not in r.stderr
+
+
+def test_external_wire_reads_zero_latency(rig, tmp_path):
+    # The twin's external pins are a wire from STIM0, through the registers the board
+    # has in front of the Rig (its DDR buffers and sampler): as on the bench's
+    # calibration loopback, every pulse answers at 0 ticks.
+    s = CaptureSettings(freq=10_000, count=50, target="external")
+    res = run_capture(rig, s, tmp_path / "ext.rtrig", progress=False)
+    isr = load(res.path).channel("isr")
+    assert len(isr) == 50 and (isr["flags"] == 0).all() and (isr["latency"] == 0).all()
+    assert rig.link.read1(Reg.IN_GLITCHES) == 0
