@@ -26,9 +26,10 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 class Obj:
-    def __init__(self, port, sim, debug, sim_board=None):
+    def __init__(self, port, sim, debug, sim_board=None, sim_link="fast"):
         self.port, self.sim, self.debug = port, sim, debug
         self.sim_board = sim_board
+        self.sim_link = sim_link
         self.soc, self.firmware = False, None   # set by commands given --target soc
 
     def use_target(self, target, firmware=None):
@@ -46,10 +47,11 @@ class Obj:
             if self.soc:
                 raise UsageError("--sim-board and --target soc do not go together",
                                  hint="the SoC twin is the simulation board's")
-            return open_rig(self.port, True, board=self.sim_board)
+            return open_rig(self.port, True, board=self.sim_board, sim_link=self.sim_link)
         if self.soc and self.sim:
-            return open_rig(self.port, self.sim, soc=True, firmware=self.firmware)
-        return open_rig(self.port, self.sim)
+            return open_rig(self.port, self.sim, soc=True, firmware=self.firmware,
+                            sim_link=self.sim_link)
+        return open_rig(self.port, self.sim, sim_link=self.sim_link)
 
 
 @click.group(context_settings=CONTEXT, no_args_is_help=True)
@@ -62,12 +64,16 @@ class Obj:
               type=click.Choice(SIM_BOARDS, case_sensitive=False),
               help="Simulate that board's gateware (its tick rate and build options; "
                    "implies --sim).")
+@click.option("--sim-link", type=click.Choice(["fast", "line"]), default="fast",
+              envvar="RTRIG_SIM_LINK", show_default=True,
+              help="The twin's host link: fast (25 Mbaud, the simulation's default) or "
+                   "line (the board's own baud, 3 Mbaud: the bandwidth of a real rig).")
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
 @click.pass_context
-def cli(ctx, port, sim, debug, sim_board):
+def cli(ctx, port, sim, debug, sim_board, sim_link):
     """rtrig: measure interrupt latency, jitter, max frequency and saturation of an OS."""
     ctx.obj = Obj(port, sim or sim_board is not None, debug,
-                  sim_board.lower() if sim_board else None)
+                  sim_board.lower() if sim_board else None, sim_link)
 
 
 def _sim_option(f):

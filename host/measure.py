@@ -138,12 +138,14 @@ class RigSession:
 
 
 @contextlib.contextmanager
-def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None):
+def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None,
+             sim_link="fast"):
     """Open a rig on ``port`` (a device or pyserial URL) or start the simulation twin.
 
     With ``sim``, ``soc=True`` starts the twin built with the reference SoC running
     ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md; ``board`` (a
-    board name) the twin of that board's gateware."""
+    board name) the twin of that board's gateware; ``sim_link`` its host link:
+    ``fast`` (default) or ``line`` (the board's own baud, :data:`rtrig.host.sim.LINKS`)."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     if not sim and not port:
         raise UsageError("no rig given", hint="use --port PORT (or RTRIG_PORT), or --sim")
@@ -152,6 +154,7 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
         if sim:
             from .sim import SimRig
             opts = {"soc": True, "firmware": firmware} if soc else {}
+            opts["link"] = sim_link
             if board is not None:
                 opts["board"] = board
             simrig = SimRig(log=log, **opts)

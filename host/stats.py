@@ -28,6 +28,7 @@ from .errors import LinkError, UsageError
 from .measure import CHANNELS, CaptureResult, _Progress, capture_meta, configure_target
 
 __all__ = ["choose_mode", "run_stats_capture", "StatsCaptureResult", "read_stats",
+           "program_statistics", "read_counts",
            "stats_summary", "capture_meta", "auto_bin_shift", "histogram_edges",
            "LATENCY_WIRE_BYTES", "EVENT_WIRE_BYTES"]
 
@@ -44,6 +45,10 @@ LAT_FIFO_RECORDS = 512
 #: Words read per request: a request must finish within the link timeout, also on a
 #: busy machine running the simulation twin (~190 responses/s at 0.8 M cycles/s).
 HIST_CHUNK = 32
+#: Seconds between status polls while the stimulus runs: two register reads, ~0.2 ms
+#: on a 3 Mbaud rig, so polling this often costs the link nothing and ends a short run
+#: (a sweep step on the simulation twin) soon after its last pulse.
+POLL_S = 0.02
 
 
 def choose_mode(freq_hz, channels, baud, raw_events=False, count=None,
@@ -171,6 +176,57 @@ def read_stats(link, channels=("isr",), bin_shift=0, bin_offset=0, all_bins=Fals
     return out
 
 
+def program_statistics(session, settings, bin_shift=None, bin_offset=0, hb_window=1e-3):
+    """Stop the stimulus, program target, stimulus and statistics for ``settings``,
+    clear the counters and start accumulating (``STAT_CTRL`` = 1); the stimulus is
+    left stopped. Returns ``(regs, bin_shift, window_ticks, n_bins, stat_info)``;
+    see :func:`run_stats_capture` for the arguments."""
+    link = session.link
+    tick_hz = session.tick_hz
+    regs = settings.ticks(tick_hz, session.stim_step)
+    chan_mask = sum(1 << CHANNELS[c] for c in settings.channels)
+    link.write(Reg.STIM_CTRL, 0)
+    link.write(Reg.STREAM_EN, 0)
+    link.write(Reg.STAT_CTRL, 0)
+    info = _stat_info(link)
+    n_bins = info["n_bins"]
+    if bin_shift is None:
+        bin_shift = auto_bin_shift(regs["timeout"], n_bins)
+    if not 0 <= bin_shift <= 31:
+        raise UsageError(f"bin shift must be 0..31, got {bin_shift}")
+    if not 0 <= bin_offset < 2**32:
+        raise UsageError(f"bin offset must be 0..2^32-1 ticks, got {bin_offset}")
+    window = round(hb_window * tick_hz) if hb_window else 0
+    configure_target(link, settings, regs)
+    link.configure(
+        STIM_PERIOD=regs["period"], STIM_HIGH=regs["high"], STIM_COUNT=regs["count"],
+        STIM_JITTER=regs["jitter"], STIM_SEED=1, LAT_CH_EN=chan_mask,
+        LAT_TIMEOUT=regs["timeout"], EDGE_EN=0, STIM1_OFFSET=regs["stim1_offset"] or 0,
+        STAT_BIN_SHIFT=bin_shift, STAT_BIN_OFFSET=bin_offset, HB_WINDOW=window,
+    )
+    link.write(Reg.CLEAR, 1)
+    link.write(Reg.STAT_CTRL, 1)
+    for _ in range(100):
+        if not link.read1(Reg.STAT_STATUS) & 1:
+            break
+    else:
+        raise LinkError("the statistics histogram clear never finished")
+    return regs, bin_shift, window, n_bins, info
+
+
+def read_counts(link, channel, names=("answered", "missed")):
+    """Read only the :data:`STAT_WORDS` ``names`` of ``channel`` (a name or number):
+    the words from the first to the last of them, in one request. Safe while the
+    statistics accumulate (each value is one snapshot of a counter below 2**32)."""
+    ch = CHANNELS[channel] if channel in CHANNELS else int(channel)
+    first = min(STAT_WORDS[n][0] for n in names)
+    last = max(STAT_WORDS[n][0] + STAT_WORDS[n][1] for n in names)
+    words = [0] * first + _read_chunked(link, Reg.STAT_SEL, Reg.STAT_DATA,
+                                        ch * WORDS_PER_CHANNEL + first, last - first)
+    return {n: sum(int(words[STAT_WORDS[n][0] + i]) << (32 * i)
+                   for i in range(STAT_WORDS[n][1])) for n in names}
+
+
 def _ns(ticks, tick_hz):
     return ticks * 1e9 / tick_hz
 
@@ -280,36 +336,9 @@ def run_stats_capture(session, settings, path, bin_shift=None, progress=True,
     """
     link = session.link
     tick_hz = session.tick_hz
-    regs = settings.ticks(tick_hz, session.stim_step)
+    regs, bin_shift, window, n_bins, info = program_statistics(
+        session, settings, bin_shift, bin_offset, hb_window)
     count = regs["count"]
-    chan_mask = sum(1 << CHANNELS[c] for c in settings.channels)
-
-    link.write(Reg.STIM_CTRL, 0)
-    link.write(Reg.STREAM_EN, 0)
-    link.write(Reg.STAT_CTRL, 0)
-    info = _stat_info(link)
-    n_bins = info["n_bins"]
-    if bin_shift is None:
-        bin_shift = auto_bin_shift(regs["timeout"], n_bins)
-    if not 0 <= bin_shift <= 31:
-        raise UsageError(f"bin shift must be 0..31, got {bin_shift}")
-    if not 0 <= bin_offset < 2**32:
-        raise UsageError(f"bin offset must be 0..2^32-1 ticks, got {bin_offset}")
-    window = round(hb_window * tick_hz) if hb_window else 0
-    configure_target(link, settings, regs)
-    link.configure(
-        STIM_PERIOD=regs["period"], STIM_HIGH=regs["high"], STIM_COUNT=count,
-        STIM_JITTER=regs["jitter"], STIM_SEED=1, LAT_CH_EN=chan_mask,
-        LAT_TIMEOUT=regs["timeout"], EDGE_EN=0, STIM1_OFFSET=regs["stim1_offset"] or 0,
-        STAT_BIN_SHIFT=bin_shift, STAT_BIN_OFFSET=bin_offset, HB_WINDOW=window,
-    )
-    link.write(Reg.CLEAR, 1)
-    link.write(Reg.STAT_CTRL, 1)
-    for _ in range(100):
-        if not link.read1(Reg.STAT_STATUS) & 1:
-            break
-    else:
-        raise LinkError("the statistics histogram clear never finished")
 
     meta = capture_meta(session, settings, regs, "statistics")
     meta["statistics"] = {"bin_shift": bin_shift, "bin_width_ticks": 1 << bin_shift,
@@ -336,7 +365,7 @@ def run_stats_capture(session, settings, path, bin_shift=None, progress=True,
         link.write(Reg.STIM_CTRL, StimCtrl.RUN | (StimCtrl.STIM1_EN if regs.get("stim1_offset")
                                                   is not None else 0))
         while True:
-            time.sleep(0.1)
+            time.sleep(POLL_S)
             pulses = link.read1(Reg.STIM_PULSES)
             bar.update(pulses)
             if (link.read1(Reg.STIM_STATUS) & 1) == 0:

@@ -41,6 +41,11 @@ __all__ = ["SweepSettings", "SweepResult", "Threshold", "search_threshold", "run
 #: Figure name → what it is, for tables and reasons.
 FIGURES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
 
+#: Rig ticks waited beyond the response timeout before a step's counts are read.
+_DRAIN_TICKS = 10_000
+#: Seconds between polls of the rig while a step runs (see ``stats.POLL_S``).
+_POLL_S = 0.02
+
 #: Records the rig's latency FIFO holds (gateware ``fifo_depth``, less a margin):
 #: a step that produces records faster than the link drains them must fit in it.
 _FIFO_RECORDS = 480
@@ -304,42 +309,78 @@ class _Sweeper:
             freq=self.tick_hz / T, count=n, jitter=J / self.tick_hz, channels=(channel,),
             target=st.target, model=st.model, preset=st.preset, load=st.load,
             description=f"sweep step ({figure}, {phase})")
-        path = Path(self.tmp.name) / f"step-{len(self.steps)}.rtrig"
         t0 = time.monotonic()
         if self.on_chip:
             # On-chip statistics: only the counts cross the link, so a step costs the
             # pulses' own time, not the link time of one record per pulse.
-            from .stats import run_stats_capture
-            res = run_stats_capture(self.s, settings, path, progress=False)
-            fig = res.summary[channel]
-            missed, got = int(fig["missed"]), int(fig["pulses"])
+            got, missed, overflow, status, issued = self._count_misses(settings, channel)
         else:
+            path = Path(self.tmp.name) / f"step-{len(self.steps)}.rtrig"
             res = run_capture(self.s, settings, path, progress=False)
             rec = load(path).latency
+            path.unlink(missing_ok=True)
             missed = int(_missed_mask(rec).sum())
-            got = len(rec)
-        path.unlink(missing_ok=True)
+            got, issued = len(rec), n
+            overflow = res.link.get("lat_overflow", res.link.get("overflows", 0))
+            status = res.final.get("status")
         frac = missed / got if got else None
         step = {"freq_hz": self.tick_hz / T, "mean_freq_hz": self.tick_hz / (T + J / 2),
-                "period_ticks": T, "jitter_ticks": J, "pulses": n, "records": got,
+                "period_ticks": T, "jitter_ticks": J, "pulses": issued, "records": got,
                 "isr_missed": None, "app_missed": None, "load_progress": None,
                 "missed": missed, "channel": channel, "figure": figure, "phase": phase,
-                "overflow": res.link.get("lat_overflow", res.link.get("overflows", 0)),
+                "overflow": overflow,
                 "mode": "statistics" if self.on_chip else "records",
-                "status": res.final.get("status"),
+                "status": status, "pulses_saved": n - issued,
                 "wall_s": round(time.monotonic() - t0, 3)}
         step[f"{channel}_missed"] = frac
-        self._record(step, f"{channel} {missed}/{got} missed")
-        if got < n and missed == 0:
+        ended = f" (ended after {issued} of {n} pulses)" if issued < n else ""
+        self._record(step, f"{channel} {missed}/{got} missed{ended}")
+        if got < issued and missed == 0:
             # Lost records could have been misses: do not call the step clean.
-            self.log(f"warning: {n - got} of {n} records lost at {format_hz(step['freq_hz'])} "
+            self.log(f"warning: {issued - got} of {issued} records lost at "
+                     f"{format_hz(step['freq_hz'])} "
                      "(FIFO overflow); counting the step as missing")
             return True
         return missed > 0
 
+    def _count_misses(self, settings, channel):
+        """One MF step in on-chip statistics mode, reading only the counts its verdict
+        needs (no histogram). The first miss decides the step, so the stimulus is
+        stopped as soon as one is counted (the rest of the pulses are saved); a step
+        without a miss runs every pulse. Returns ``(records, missed, drops, status,
+        pulses issued)``."""
+        from .stats import program_statistics, read_counts
+        link = self.s.link
+        regs = program_statistics(self.s, settings, hb_window=0)[0]
+        status = "complete"
+        try:
+            link.write(Reg.STIM_CTRL, StimCtrl.RUN)
+            while True:
+                time.sleep(_POLL_S)
+                if read_counts(link, channel, ("missed",))["missed"]:
+                    link.write(Reg.STIM_CTRL, 0)
+                    status = "ended early"
+                    break
+                if (link.read1(Reg.STIM_STATUS) & 1) == 0:
+                    break
+            issued = link.read1(Reg.STIM_PULSES)
+            # Every issued pulse has its verdict once the rig's clock has passed the
+            # last one by the response timeout (plus the statistics pipeline).
+            self._wait_until(link.time() + regs["timeout"] + _DRAIN_TICKS)
+            c = read_counts(link, channel, ("answered", "missed", "drops"))
+        finally:
+            with contextlib.suppress(LinkError):
+                link.write(Reg.STIM_CTRL, 0)
+                link.write(Reg.STAT_CTRL, 0)
+        got = c["answered"] + c["missed"]
+        if got + c["drops"] < issued and status == "complete":
+            status = "incomplete"
+        return got, c["missed"], c["drops"], status, issued
+
     # load progress ---------------------------------------------------------------
-    def _heartbeat_rate(self, f, window):
-        """Heartbeat edges per tick with LOAD on and, if ``f``, the stimulus running."""
+    def _heartbeat_rate(self, f, window, enough=None):
+        """Heartbeat edges per tick with LOAD on and, if ``f``, the stimulus running,
+        over ``window`` ticks, or fewer once ``enough`` edges have been counted."""
         link = self.s.link
         st = self.st
         T = self.period(f) if f else 1000
@@ -361,9 +402,12 @@ class _Sweeper:
             self._wait_until(link.time() + settle)
             hb1 = link.read1(Reg.HB_COUNT)
             t1 = link.time()
-            self._wait_until(t1 + window)
-            hb2 = link.read1(Reg.HB_COUNT)
-            t2 = link.time()
+            while True:
+                time.sleep(_POLL_S)
+                hb2 = link.read1(Reg.HB_COUNT)
+                t2 = link.time()
+                if t2 >= t1 + window or (enough is not None and hb2 - hb1 >= enough):
+                    break
         finally:
             with contextlib.suppress(LinkError):
                 link.write(Reg.STIM_CTRL, 0)
@@ -372,7 +416,7 @@ class _Sweeper:
     def _wait_until(self, t_rig):
         link = self.s.link
         while link.time() < t_rig:
-            time.sleep(0.02)
+            time.sleep(_POLL_S)
 
     def measure_unloaded(self):
         """Heartbeat rate with LOAD on and no stimulus; sets the SF window so that it
@@ -394,16 +438,25 @@ class _Sweeper:
         return rate
 
     def measure_progress(self, f, phase):
+        """One SF step: load progress (heartbeat rate against the unloaded one) over
+        the SF window. Once the window's edges could no longer fall below the
+        threshold (``sf_threshold`` × the unloaded edges of a whole window), the verdict
+        "not starved" is known and the step ends, given a tenth of ``min_heartbeats``
+        edges for the progress figure it records."""
         T = self.period(f)
         window = max(self.hb_window, self.st.n_pulses * T)
+        enough = max(math.ceil(self.st.sf_threshold * self.unloaded_rate * window),
+                     self.st.min_heartbeats // 10)
         t0 = time.monotonic()
-        rate, edges, span = self._heartbeat_rate(f, window)
+        rate, edges, span = self._heartbeat_rate(f, window, enough)
         progress = rate / self.unloaded_rate
         step = {"freq_hz": self.tick_hz / T, "period_ticks": T, "jitter_ticks": 0,
                 "pulses": int(span // T), "isr_missed": None, "app_missed": None,
                 "load_progress": progress, "heartbeat_edges": edges, "window_ticks": span,
+                "pulses_saved": max(0, int(window // T) - int(span // T)),
                 "figure": "sf", "phase": phase, "wall_s": round(time.monotonic() - t0, 3)}
-        self._record(step, f"load progress {progress:.4f}")
+        ended = f" (ended after {span / window:.0%} of the window)" if span < window else ""
+        self._record(step, f"load progress {progress:.4f}{ended}")
         return progress < self.st.sf_threshold
 
     # bookkeeping -----------------------------------------------------------------
@@ -512,6 +565,7 @@ def _final(sw, figures, reasons, status):
         "figures": {k: (t.to_json() if t else None) for k, t in figures.items()},
         "steps": len(sw.steps),
         "pulses_simulated": int(sum(s.get("pulses", 0) for s in sw.steps)),
+        "pulses_saved": int(sum(s.get("pulses_saved", 0) for s in sw.steps)),
         "unloaded_heartbeat_hz": (sw.unloaded_rate * sw.tick_hz
                                   if sw.unloaded_rate is not None else None),
     }

@@ -22,6 +22,10 @@ Chunk kinds:
 Every chunk is flushed as soon as it is written, so a capture stopped by Ctrl-C, a
 crash or an unplugged rig keeps every complete chunk; a torn last chunk is ignored
 on load (and reported as ``truncated``). Later chunks of the same kind append.
+
+:func:`load` holds every record in memory; :func:`scan` indexes the chunks and
+reads the records a block at a time (:class:`CaptureChunks`), for reductions of
+captures larger than memory.
 """
 
 import json
@@ -33,7 +37,8 @@ import numpy as np
 
 from .protocol import EVENT_DTYPE, LATENCY_DTYPE, TRUTH_DTYPE
 
-__all__ = ["FORMAT_VERSION", "CaptureWriter", "Capture", "load", "CHANNEL_NAMES"]
+__all__ = ["FORMAT_VERSION", "CaptureWriter", "Capture", "load", "CHANNEL_NAMES",
+           "CaptureChunks", "scan", "BLOCK_RECORDS"]
 
 MAGIC = b"RTRIGCAP"
 FORMAT_VERSION = 1
@@ -44,6 +49,10 @@ _JSON_ONE = {b"META": "meta", b"FINL": "final", b"STAT": "stats"}
 
 #: Names of the latency channels, by channel number.
 CHANNEL_NAMES = {0: "isr", 1: "app"}
+
+#: Most records :meth:`CaptureChunks.blocks` reads at once (2^20: 23 MB of latency
+#: records), so a reduction's memory does not depend on how the capture was chunked.
+BLOCK_RECORDS = 1 << 20
 
 
 class CaptureWriter:
@@ -186,3 +195,105 @@ class Capture:
 def load(path):
     """Load a capture file (the one call of DESIGN §5)."""
     return Capture(path)
+
+
+class CaptureChunks:
+    """A capture file indexed chunk by chunk; its record arrays are read on demand.
+
+    Opening reads the JSON chunks and only the headers of the array chunks (their
+    place and size), so it costs the same for any number of records. The
+    attributes are those of :class:`Capture` but the record arrays: ``path``,
+    ``version``, ``meta``, ``final``, ``stats``, ``steps``, ``truncated``,
+    ``tick_hz`` and ``complete``. Chunks are read with the rules of :func:`load`
+    (a torn last chunk is skipped, a trailing partial record ignored), so
+    :meth:`blocks` yields exactly the records ``load`` concatenates, in file order
+    (``load`` then sorts the latency records by channel and pulse; blocks are not
+    sorted).
+    """
+
+    def __init__(self, path):
+        from .host.errors import CaptureFormatError
+        self.path = Path(path)
+        self.meta, self.final, self.stats = None, None, None
+        self.steps = []
+        self.truncated = False
+        self._spans = {k: [] for k in _ARRAYS}     # kind -> [(payload offset, records)]
+        try:
+            size = self.path.stat().st_size
+            f = open(self.path, "rb")
+        except OSError as e:
+            raise CaptureFormatError(f"cannot read {path}: {e.strerror or e}") from e
+        with f:
+            head = f.read(_HEADER.size)
+            if len(head) < _HEADER.size or head[:8] != MAGIC:
+                raise CaptureFormatError(f"{path} is not an rtrig capture file")
+            _, self.version, _ = _HEADER.unpack(head)
+            if self.version > FORMAT_VERSION:
+                raise CaptureFormatError(
+                    f"{path} has capture format {self.version}; this rtrig reads up to "
+                    f"{FORMAT_VERSION}", hint="upgrade rtrig")
+            off = _HEADER.size
+            while off < size:
+                if off + _CHUNK.size > size:
+                    self.truncated = True
+                    break
+                f.seek(off)
+                kind, length = _CHUNK.unpack(f.read(_CHUNK.size))
+                start, end = off + _CHUNK.size, off + _CHUNK.size + length
+                if end > size:
+                    self.truncated = True
+                    break
+                if kind in _ARRAYS:
+                    self._spans[kind].append((start, length // _ARRAYS[kind].itemsize))
+                elif kind in _JSON_ONE:
+                    setattr(self, _JSON_ONE[kind], json.loads(f.read(length)))
+                elif kind == b"STEP":
+                    self.steps.append(json.loads(f.read(length)))
+                off = end
+        if self.meta is None:
+            raise CaptureFormatError(f"{path} has no metadata chunk")
+
+    @property
+    def tick_hz(self):
+        return self.meta["tick_hz"]
+
+    @property
+    def complete(self):
+        return self.final is not None and not self.truncated
+
+    def count(self, kind=b"LATR"):
+        """Number of records of an array kind (``b"LATR"``, ``b"EVNT"``, ``b"TRTH"``)."""
+        return sum(n for _, n in self._spans[kind])
+
+    def blocks(self, kind=b"LATR", size=BLOCK_RECORDS):
+        """The records of ``kind`` in file order, as arrays of at most ``size`` records.
+
+        Each block is a fresh array read from the file; only one is held at a time
+        unless the caller keeps them.
+        """
+        dt = _ARRAYS[kind]
+        with open(self.path, "rb") as f:
+            for start, n in self._spans[kind]:
+                f.seek(start)
+                for i in range(0, n, size):
+                    block = np.empty(min(size, n - i), dtype=dt)
+                    f.readinto(memoryview(block).cast("B"))
+                    yield block
+
+    def array(self, kind):
+        """Every record of ``kind`` in one array, in file order (held in memory)."""
+        out = np.empty(self.count(kind), dtype=_ARRAYS[kind])
+        i = 0
+        for block in self.blocks(kind):
+            out[i:i + len(block)] = block
+            i += len(block)
+        return out
+
+    def __repr__(self):
+        return (f"<CaptureChunks {self.path.name}: {self.count(b'LATR')} latency records, "
+                f"{self.count(b'EVNT')} events, {'complete' if self.complete else 'partial'}>")
+
+
+def scan(path):
+    """Index a capture file without reading its records (see :class:`CaptureChunks`)."""
+    return CaptureChunks(path)

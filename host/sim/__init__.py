@@ -17,10 +17,32 @@ from pathlib import Path
 
 from ..errors import SimulationError
 
-__all__ = ["build", "SimRig", "SIM_CLK_HZ", "SIM_BAUD", "cache_dir", "default_firmware"]
+__all__ = ["build", "SimRig", "SIM_CLK_HZ", "SIM_BAUD", "FAST_DIVISOR", "LINKS", "link_baud",
+           "cache_dir", "default_firmware"]
 
 SIM_CLK_HZ = 100_000_000
+#: A real rig's host link (FTDI UART, 8N1): what the line-rate twin runs at.
 SIM_BAUD = 3_000_000
+#: Clock cycles per bit of the fast twin's link: the smallest divisor the rig's UART
+#: receiver takes (it samples each bit at its middle, 1.5 bits after the start edge).
+#: At 100 MHz that is 25 Mbaud, 8.25× the line rate: a sweep spent ~90 % of its
+#: simulated cycles shifting bits at 3 Mbaud (docs/performance.md).
+FAST_DIVISOR = 4
+#: The twin's links: ``fast`` (the default: the UART at :data:`FAST_DIVISOR`) and
+#: ``line`` (the board's own baud, for what depends on the real link's bandwidth:
+#: saturation, overflow accounting, ``--mode auto`` at 3 Mbaud).
+LINKS = ("fast", "line")
+
+
+def link_baud(link, clk_freq=SIM_CLK_HZ, board_baud=SIM_BAUD):
+    """The UART baud rate of a twin with link ``link`` (one of :data:`LINKS`). The rig
+    reports the rate it was built with (register ``BAUD``), so ``--mode auto`` decides
+    from the link the twin really has."""
+    if link == "fast":
+        return clk_freq // FAST_DIVISOR
+    if link == "line":
+        return board_baud
+    raise ValueError(f"unknown twin link {link!r} (one of: {', '.join(LINKS)})")
 HARNESS = Path(__file__).with_name("harness.cpp")
 
 
@@ -130,9 +152,11 @@ def _write_flat_verilog(rig, directory):
         os.chdir(cwd)
 
 
-def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None, soc=False,
+def build(clk_freq=SIM_CLK_HZ, baud=None, with_model=None, log=None, soc=False,
           firmware=None, board=None):
     """Build (or reuse) the simulator binary; returns its path.
+
+    ``baud``: the rig's host link (default: the fast twin's, :data:`FAST_DIVISOR`).
 
     ``board`` (a board name, :mod:`rtrig.boards`) builds that board's Rig as it is
     configured for the board (its tick rate, FIFO depths, compact options), with the
@@ -151,6 +175,8 @@ def build(clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, with_model=None, log=None, soc=Fal
     if board is not None:
         from ...boards import get_board
         clk_freq = get_board(board).clk_freq
+    if baud is None:
+        baud = link_baud("fast", clk_freq)
     key = _key(clk_freq, baud, with_model, soc_image, board)
     out = cache_dir() / key
     exe = out / "obj" / "rtrig-sim"
@@ -226,15 +252,22 @@ def _prune(cache, keep, max_builds=6):
 class SimRig:
     """A running simulation twin. Use as a context manager; ``url`` is the port."""
 
-    def __init__(self, clk_freq=SIM_CLK_HZ, baud=SIM_BAUD, log=None, soc=False, firmware=None,
-                 console=None, trace=None, board=None):
+    def __init__(self, clk_freq=SIM_CLK_HZ, baud=None, log=None, soc=False, firmware=None,
+                 console=None, trace=None, board=None, link="fast"):
         """``soc=True``: the twin with the reference SoC running ``firmware``; its console
         output goes to ``console`` and its TRACE words to ``trace`` (paths; by default
         files in a fresh temporary directory, kept after the run). ``board``: the
-        twin of that board's gateware (see :func:`build`)."""
+        twin of that board's gateware (see :func:`build`). ``link``: ``fast`` (the
+        default) or ``line`` (the board's own baud), see :data:`LINKS`; ``baud``
+        overrides it."""
+        board_baud = SIM_BAUD
         if board is not None:
             from ...boards import get_board
             clk_freq = get_board(board).clk_freq
+            board_baud = get_board(board).baud
+        if baud is None:
+            baud = link_baud(link, clk_freq, board_baud)
+        self.link = link
         self.clk_freq = clk_freq
         self.baud = baud
         self.soc = soc
