@@ -85,6 +85,9 @@ def sweep_command():
     @click.option("--channels", default="isr,app", show_default=True,
                   help="Channels whose MF is sought.")
     @click.option("--no-confirm", is_flag=True, help="Skip the confirmation steps.")
+    @click.option("--full-steps", is_flag=True,
+                  help="Run every pulse of every step (the whole missed-fraction and load "
+                       "curve) instead of ending a step once its verdict is known.")
     @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
                   help="Sweep capture [default: captures/sweep-DATE.rtrig].")
     @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -94,7 +97,7 @@ def sweep_command():
     @click.pass_obj
     def sweep(obj, sim_here, port_here, target, f_from, f_to, model_text, preset, load,
               sf_threshold, pulses, resolution, factor, stim_jitter, channels, no_confirm,
-              output, as_json, quiet, firmware):
+              full_steps, output, as_json, quiet, firmware):
         """Find MF-ISR, MF-APP and (with --load) SF between --from and --to.
 
         Brackets each figure in geometric steps, bisects to --resolution and confirms
@@ -112,7 +115,8 @@ def sweep_command():
         settings = SweepSettings(
             f_from=f_from, f_to=f_to, target=target, model=model, preset=preset, load=load,
             sf_threshold=sf_threshold, resolution=resolution, pulses=pulses, factor=factor,
-            stim_jitter=stim_jitter, confirm=not no_confirm, channels=chans).validate()
+            stim_jitter=stim_jitter, confirm=not no_confirm, channels=chans,
+            early_end=not full_steps).validate()
         path = output or _default_path("sweep")
         log = (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
         with obj.rig() as rig:

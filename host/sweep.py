@@ -70,7 +70,10 @@ class SweepSettings:
     relative width of the final bracket; ``factor`` the geometric bracketing step;
     ``stim_jitter`` extra random delay per period (None: automatic, see
     docs/sweep.md); ``sf_threshold`` the load progress below which LOAD counts as
-    starved. SF is sought only with ``load``.
+    starved. SF is sought only with ``load``. ``early_end``: a step ends as soon as its
+    verdict is known (the first miss of an MF step; an SF step's heartbeats past what
+    the threshold needs), so the missed fraction and load progress it records cover
+    the pulses it ran; False runs every pulse of every step.
     """
     f_from: float
     f_to: float
@@ -86,6 +89,7 @@ class SweepSettings:
     confirm: bool = True
     channels: tuple = ("isr", "app")
     min_heartbeats: int = 2000
+    early_end: bool = True
 
     def validate(self):
         for name in ("f_from", "f_to"):
@@ -357,7 +361,7 @@ class _Sweeper:
             link.write(Reg.STIM_CTRL, StimCtrl.RUN)
             while True:
                 time.sleep(_POLL_S)
-                if read_counts(link, channel, ("missed",))["missed"]:
+                if self.st.early_end and read_counts(link, channel, ("missed",))["missed"]:
                     link.write(Reg.STIM_CTRL, 0)
                     status = "ended early"
                     break
@@ -445,8 +449,10 @@ class _Sweeper:
         edges for the progress figure it records."""
         T = self.period(f)
         window = max(self.hb_window, self.st.n_pulses * T)
-        enough = max(math.ceil(self.st.sf_threshold * self.unloaded_rate * window),
-                     self.st.min_heartbeats // 10)
+        enough = None
+        if self.st.early_end:
+            enough = max(math.ceil(self.st.sf_threshold * self.unloaded_rate * window),
+                         self.st.min_heartbeats // 10)
         t0 = time.monotonic()
         rate, edges, span = self._heartbeat_rate(f, window, enough)
         progress = rate / self.unloaded_rate
@@ -498,6 +504,7 @@ def run_sweep(session, settings, path, log=None):
         "sweep": {"from_hz": st.f_from, "to_hz": st.f_to, "resolution": st.resolution,
                   "factor": st.factor, "pulses": st.n_pulses,
                   "sf_threshold": st.sf_threshold, "confirm": st.confirm,
+                  "early_end": st.early_end,
                   "stim_jitter_s": st.stim_jitter, "channels": list(st.channels)},
         "start_time": _now(),
     }

@@ -7,6 +7,7 @@ everything that goes into it. :class:`SimRig` starts that binary and gives the
 dies with it even on a hard kill, through ``PR_SET_PDEATHSIG``).
 """
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -182,6 +183,17 @@ def build(clk_freq=SIM_CLK_HZ, baud=None, with_model=None, log=None, soc=False,
     exe = out / "obj" / "rtrig-sim"
     if exe.exists():
         return exe
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # One build of a key at a time (parallel test workers, two shells): a second
+    # process waits for the first and then uses its result.
+    with open(out.parent / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if exe.exists():
+            return exe
+        return _build(out, exe, key, clk_freq, baud, with_model, log, soc, soc_image, board)
+
+
+def _build(out, exe, key, clk_freq, baud, with_model, log, soc, soc_image, board):
     log = log or (lambda msg: print(msg, file=sys.stderr))
     log(f"building the simulation twin ({key}); the first build takes about a minute…")
     t0 = time.monotonic()
@@ -190,6 +202,7 @@ def build(clk_freq=SIM_CLK_HZ, baud=None, with_model=None, log=None, soc=False,
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     if board is not None:
+        from ...boards import get_board
         rig = get_board(board).rig(baud=baud, with_model=with_model)
     else:
         rig = Rig(clk_freq=clk_freq, baud=baud, board=0, with_model=with_model,

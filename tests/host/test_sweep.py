@@ -255,3 +255,34 @@ def test_sweep_reports_null_outside_range(rig, tmp_path):
     assert res.value("mf_isr_hz") is None and "at or below" in res.reasons["mf_isr_hz"]
     j = res.to_json()
     assert j["mf_isr_hz"] is None and "mf_isr_hz" in j["reasons"]
+
+
+@pytest.mark.parametrize("name", ["isr_app", "loaded"])
+def test_early_step_ends_keep_every_figure(rig, name, tmp_path):
+    # A step ends once its verdict is known: above MF at its first miss, below SF once
+    # the heartbeats can no longer fall under the threshold. The figures are those of
+    # the same sweep with every step run in full, and pulses are saved.
+    p, load, f1, f2, channels = CASES[name]
+    figs, runs = {}, {}
+    for early in (True, False):
+        st = SweepSettings(f1, f2, target="model", model=asdict(p), load=load, pulses=PULSES,
+                           channels=channels, confirm=False, early_end=early)
+        res = run_sweep(rig, st, tmp_path / f"s{early}.rtrig", log=lambda m: None)
+        figs[early] = {k: res.value(k) for k in ("mf_isr_hz", "mf_app_hz", "sf_hz")}
+        runs[early] = res
+    for k, full in figs[False].items():
+        if full is None:
+            assert figs[True][k] is None
+        else:
+            assert abs(figs[True][k] / full - 1) <= 0.01, (k, figs)
+    assert runs[False].final["pulses_saved"] == 0
+    assert runs[True].final["pulses_saved"] > 0
+    ended = [s for s in runs[True].steps if s.get("pulses_saved")]
+    assert ended
+    for s in ended:
+        if s["figure"] == "sf":
+            assert s["load_progress"] >= st.sf_threshold     # "not starved", known early
+        else:
+            assert s["missed"] >= 1 and s["pulses"] < PULSES
+    assert all(s["pulses"] == PULSES for s in runs[True].steps
+               if s["figure"] != "sf" and s.get("missed") == 0)
