@@ -449,3 +449,170 @@ def test_statistics_mode_report(tmp_path):
     assert len(figs) == 2                 # histogram and tail; no per-pulse views
     _, counts = report.capture_plot_data(cap)["app"]["tail"]
     assert counts[0] == pytest.approx(1.0)     # overflow counted in the tail
+
+
+# ------------------------------------------------------------------ block by block
+
+
+def _same(a, b, where="data"):
+    """Equal plot data: dicts, lists and tuples item by item, arrays value by value."""
+    if isinstance(a, dict):
+        assert set(a) == set(b), where
+        for k in a:
+            if k != "split":                 # the in-memory path's field arrays
+                _same(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        assert np.array_equal(a, b), where
+    else:
+        assert a == b, where
+
+
+def _page(html):
+    """A report page without its generation time."""
+    return re.sub(r"Generated [^<]* UTC", "", html)
+
+
+def rig_like_capture(path, pulses=20_011, seed=11, app_reversed=False, events=False):
+    """ISR and APP records interleaved pulse by pulse, as the rig writes them, in
+    LATR chunks of random sizes (from 1 record); with misses, incomplete responses and a far
+    outlier (a latency range too wide to count one counter per value)."""
+    rng = np.random.default_rng(seed)
+    isr_lat = 100 + rng.integers(0, 80, pulses)
+    isr_lat[pulses // 3] = 3_000_000
+    isr_lat[12] = 40
+    isr = make_records(pulses, 0, isr_lat, isr_lat + 50 + rng.integers(0, 10, pulses),
+                       incomplete=np.flatnonzero(rng.random(pulses) < 0.001))
+    app_lat = 1500 + rng.gamma(2.0, 60.0, pulses).astype(np.int64)
+    app = make_records(pulses, 1, app_lat, app_lat + 200,
+                       missed=np.flatnonzero(rng.random(pulses) < 0.003),
+                       incomplete=np.flatnonzero(rng.random(pulses) < 0.002))
+    ev = events_from_records({0: isr, 1: app}, pulses) if events else None
+    if app_reversed:
+        app = app[::-1]
+    rec = np.stack([isr, app], axis=1).reshape(-1)
+    cuts = np.cumsum(rng.integers(1, len(rec) // 12, len(rec)))
+    chunks = np.split(rec, cuts[cuts < len(rec)])
+    assert len(chunks) > 10
+    return write_capture(path, chunks, events=ev)
+
+
+def test_chunked_report_equals_in_memory(tmp_path):
+    """The report built block by block from the file's chunks has the numbers of
+    the in-memory functions on the loaded capture, and the same page."""
+    from rtrig.capture import scan
+    from rtrig.host.report_data import CaptureReduction
+    cap = rig_like_capture(tmp_path / "rig.rtrig")
+    chunks = scan(cap.path)
+    red = CaptureReduction(chunks)
+    assert red.cap is chunks                          # not loaded: read block by block
+    per, pers = red.plot_data()
+    want = report.capture_plot_data(cap)
+    assert list(per) == list(want) == ["isr", "app"]
+    _same(per, want)
+    _same(pers, report.persistence(cap))
+    assert per["isr"]["stats"]["max_ns"] == 30_000_000            # the far outlier
+    assert per["app"]["stats"]["missed"] > 0 and len(per["app"]["missed_at"][0])
+    assert len(per["isr"]["envelope"]["pulse"]) == report.ENVELOPE_BINS
+    assert _page(report.build_report([chunks])) == _page(report.build_report([cap]))
+
+
+def test_chunked_out_of_pulse_order_is_loaded(tmp_path):
+    """A file whose channel is not in pulse order is sorted in memory, as load does."""
+    from rtrig.capture import Capture, scan
+    from rtrig.host.report_data import CaptureReduction
+    cap = rig_like_capture(tmp_path / "rev.rtrig", pulses=3000, app_reversed=True)
+    red = CaptureReduction(scan(cap.path))
+    assert isinstance(red.cap, Capture)
+    per, pers = red.plot_data()
+    _same(per, report.capture_plot_data(cap))
+    _same(pers, report.persistence(cap))
+
+
+def test_chunked_events_statistics_and_several_captures(tmp_path, two_channel):
+    from rtrig.capture import scan
+    from rtrig.host.report_data import CaptureReduction
+    cap, isr, app = two_channel
+    ev = rig_like_capture(tmp_path / "ev.rtrig", pulses=2000, events=True)
+    for c in (cap, ev):
+        per, pers = CaptureReduction(scan(c.path)).plot_data()
+        assert pers["source"] == "events"
+        _same(per, report.capture_plot_data(c))
+        _same(pers, report.persistence(c))
+    stats, *_ = make_stats_capture(tmp_path)
+    only_events = write_capture(tmp_path / "only.rtrig", [], events=cap.events)
+    sweep = make_sweep(tmp_path)
+    for c in (stats, only_events, sweep):
+        assert _page(report.build_report([scan(c.path)])) == _page(report.build_report([c]))
+    several = [cap, ev]
+    assert (_page(report.build_report([scan(c.path) for c in several]))
+            == _page(report.build_report(several)))
+
+
+def test_write_report_reads_blocks(two_channel, tmp_path, monkeypatch):
+    """``rtrig report`` never loads a capture whose records are in pulse order."""
+    from rtrig.host import report_data
+
+    def refuse(path):
+        raise AssertionError("loaded whole")
+    monkeypatch.setattr(report_data, "load", refuse)
+    cap, *_ = two_channel
+    out, size = report.write_report([cap.path], tmp_path / "r.html")
+    assert size == out.stat().st_size > 4_000_000
+
+
+def test_scan_reads_what_load_reads(two_channel, tmp_path):
+    from rtrig.capture import scan
+    cap, *_ = two_channel
+    # a torn last chunk and a trailing partial record are skipped alike
+    torn = tmp_path / "torn.rtrig"
+    data = cap.path.read_bytes()
+    torn.write_bytes(data[:-5])
+    for c in (cap, load(torn)):
+        s = scan(c.path)
+        assert (s.meta, s.final, s.steps, s.stats, s.truncated) == \
+            (c.meta, c.final, c.steps, c.stats, c.truncated)
+        blocks = list(s.blocks(b"LATR", size=777))
+        assert max(len(b) for b in blocks) == 777 and s.count(b"LATR") == len(c.latency)
+        lat = np.concatenate(blocks)
+        assert np.array_equal(lat[np.lexsort((lat["pulse"], lat["channel"]))], c.latency)
+        assert np.array_equal(s.array(b"EVNT"), c.events)
+    assert load(torn).truncated
+
+
+def test_value_counts_dense_and_sparse():
+    from rtrig.host.report_data import ValueCounts
+    rng = np.random.default_rng(2)
+    for span in (16, 1 << 24):
+        vc = ValueCounts(dense_span=span)
+        seen = []
+        for k in range(30):
+            block = rng.integers(0, 10 if k < 5 else 10 ** (k % 7 + 1), rng.integers(0, 500))
+            vc.add(block.astype(np.uint32))
+            seen.append(block)
+        values, counts = vc.result()
+        want = np.unique(np.concatenate(seen), return_counts=True)
+        assert np.array_equal(values, want[0]) and np.array_equal(counts, want[1])
+    assert vc.sparse is None                    # 10^7 range: one counter per value
+
+
+def test_stats_from_counts_equal_channel_stats():
+    from rtrig.host.analysis import PERCENTILES, channel_stats_from_counts, percentile_ranks
+    for n in [*range(1, 400), 9_999, 10_000, 10_001, 123_457]:
+        want = np.percentile(np.arange(n), list(PERCENTILES.values()), method="inverted_cdf")
+        assert np.array_equal(percentile_ranks(n), want), n
+    rng = np.random.default_rng(4)
+    for pulses in (1, 2, 7, 1000, 30_000):
+        lat = rng.integers(0, 3000, pulses) + rng.integers(0, 2, pulses) * 10 ** 6
+        rec = make_records(pulses, 0, lat, lat + 40,
+                           missed=np.flatnonzero(rng.random(pulses) < 0.1),
+                           incomplete=np.flatnonzero(rng.random(pulses) < 0.1))
+        missed = (rec["flags"] & ChanFlags.MISSED) != 0
+        done = ~missed & ((rec["flags"] & ChanFlags.INCOMPLETE) == 0)
+        got = channel_stats_from_counts(
+            pulses, np.unique(rec["latency"][~missed], return_counts=True),
+            np.unique(rec["completion"][done], return_counts=True), TICK_HZ)
+        assert got == channel_stats(rec, TICK_HZ)
