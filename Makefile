@@ -49,9 +49,9 @@ sim: venv            ## build the simulation twin (cached in build/sim)
 demo: venv sim       ## simulated measurement: selftest, captures, sweep and report
 	@mkdir -p captures
 	$(RTRIG) --sim selftest
-	$(RTRIG) --sim capture --target model --preset fast --freq 5k --count 500 --jitter 20us \
+	$(RTRIG) --sim capture --target model --preset fast --freq 8k --count 500 --jitter 20us \
 	  -o captures/demo-unloaded.rtrig
-	$(RTRIG) --sim capture --target model --preset fast --freq 5k --count 500 --jitter 20us \
+	$(RTRIG) --sim capture --target model --preset fast --freq 8k --count 500 --jitter 20us \
 	  --load -o captures/demo-loaded.rtrig
 	@if $(RTRIG) sweep --help >/dev/null 2>&1; then \
 	  $(RTRIG) --sim sweep --target model --preset fast --load --from 20k --to 250k \
@@ -81,8 +81,11 @@ test: venv system-deps fpga-tools  ## install what is needed and run every test
 test-firmware:       ## firmware: native kernel tests, QEMU self-tests, all builds
 	$(MAKE) -C firmware all test
 
-test-python: venv    ## Python tests (gateware, link, simulation twin, CLI)
-	$(PY) -m pytest -q
+# Independent tests run on every core (pytest-xdist); JOBS=1 runs them in one process.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+test-python: venv    ## Python tests (gateware, link, simulation twin, CLI) on $(JOBS) cores
+	$(PY) -m pytest -q -n $(JOBS)
 
 firmware:            ## build every firmware target
 	$(MAKE) -C firmware toolchains all

@@ -91,6 +91,7 @@ class RigLink:
         self._tx_seq = 0
         self._responses = {}
         self.bytes_in = 0
+        self.bytes_out = 0
 
     @property
     def crc_errors(self):
@@ -160,7 +161,9 @@ class RigLink:
             self._tx_seq = (self._tx_seq + 1) & 0xFF
             self._responses.pop(seq, None)
             try:
-                self.port.write(frame(ptype, seq, payload))
+                packet = frame(ptype, seq, payload)
+                self.port.write(packet)
+                self.bytes_out += len(packet)
             except (serial.SerialException, OSError) as e:
                 raise LinkError(f"cannot write to {self.url}: {e}") from e
             deadline = time.monotonic() + self.timeout
