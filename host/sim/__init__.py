@@ -266,13 +266,14 @@ class SimRig:
     """A running simulation twin. Use as a context manager; ``url`` is the port."""
 
     def __init__(self, clk_freq=SIM_CLK_HZ, baud=None, log=None, soc=False, firmware=None,
-                 console=None, trace=None, board=None, link="fast"):
+                 console=None, trace=None, board=None, link="fast", poll_cycles=None):
         """``soc=True``: the twin with the reference SoC running ``firmware``; its console
         output goes to ``console`` and its TRACE words to ``trace`` (paths; by default
         files in a fresh temporary directory, kept after the run). ``board``: the
         twin of that board's gateware (see :func:`build`). ``link``: ``fast`` (the
         default) or ``line`` (the board's own baud), see :data:`LINKS`; ``baud``
-        overrides it."""
+        overrides it. ``poll_cycles``: rig cycles between two services of the socket
+        by the harness (default 128; a benchmark knob)."""
         board_baud = SIM_BAUD
         if board is not None:
             from ...boards import get_board
@@ -281,6 +282,7 @@ class SimRig:
         if baud is None:
             baud = link_baud(link, clk_freq, board_baud)
         self.link = link
+        self.poll_cycles = poll_cycles
         self.clk_freq = clk_freq
         self.baud = baud
         self.soc = soc
@@ -297,8 +299,10 @@ class SimRig:
     def start(self):
         divisor = self.clk_freq // self.baud
         args = []
+        if self.poll_cycles:
+            args += ["--poll", str(int(self.poll_cycles))]
         if self.soc:
-            args = ["--console", str(self.console), "--trace", str(self.trace)]
+            args += ["--console", str(self.console), "--trace", str(self.trace)]
         self.proc = subprocess.Popen(
             [str(self.exe), "--divisor", str(divisor), "--port", "0", *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -4,7 +4,7 @@
 // built with a divisor of 4 (25 Mbaud at 100 MHz), the line-rate twin with the
 // board's (33: 3 Mbaud); this harness shifts whatever divisor it is given.
 //
-// Usage: rtrig-sim --divisor N [--port P] [--console PATH] [--trace PATH]
+// Usage: rtrig-sim --divisor N [--port P] [--poll CYCLES] [--console PATH] [--trace PATH]
 // Built with -DRTRIG_SOC (the reference SoC target): the harness also drives the SoC's
 // 50 MHz clock (one edge per rig cycle), appends its console bytes and SIM_EXIT codes to
 // --console and its TRACE words (one decimal per line) to --trace.
@@ -32,7 +32,8 @@
 #include "verilated.h"
 
 static volatile sig_atomic_t stop_requested = 0;
-static const uint64_t POLL_CYCLES = 128;
+// Cycles between two services of the socket (--poll): see the main loop.
+static uint64_t poll_cycles = 128;
 
 #ifdef RTRIG_SOC
 // The SoC clock: half the rig clock, its rising edges on every other rig rising edge.
@@ -81,6 +82,7 @@ int main(int argc, char **argv) {
         if (a == "--divisor") divisor = atoi(argv[i + 1]);
         else if (a == "--port") port = atoi(argv[i + 1]);
         else if (a == "--bench") bench = atoll(argv[i + 1]);
+        else if (a == "--poll" && atoll(argv[i + 1]) > 0) poll_cycles = atoll(argv[i + 1]);
 #ifdef RTRIG_SOC
         else if (a == "--console") soc_console = fopen(argv[i + 1], "w");
         else if (a == "--trace") soc_trace = fopen(argv[i + 1], "w");
@@ -164,8 +166,9 @@ int main(int argc, char **argv) {
     int tx_bit = -1, tx_timer = 0;   // rig → host sampler
     uint8_t tx_byte = 0;
     uint8_t inbuf[4096];
+    uint64_t until_poll = 1;
 
-    for (uint64_t cycle = 0; !stop_requested; cycle++) {
+    while (!stop_requested) {
         // Host → rig: drive uart_rx one bit every `divisor` cycles.
         if (rx_bit < 0 && !to_rig.empty()) {
             rx_frame = (uint16_t)(0x200 | (to_rig.front() << 1));  // start 0, data, stop 1
@@ -205,10 +208,11 @@ int main(int argc, char **argv) {
             }
         }
 
-        // The socket is served every POLL_CYCLES cycles: often enough that a register
+        // The socket is served every poll_cycles cycles: often enough that a register
         // round trip is not held up by it (a byte takes 10 × divisor cycles), rarely
         // enough that the two system calls cost ~1 % of the simulation.
-        if ((cycle & (POLL_CYCLES - 1)) == 0) {
+        if (--until_poll == 0) {
+            until_poll = poll_cycles;
             if (!to_host.empty()) {
                 size_t off = 0;
                 while (off < to_host.size()) {
