@@ -34,7 +34,10 @@ class Command(data.Struct):
 
 
 def _crc16():
-    return crc.catalog.CRC16_XMODEM(data_width=8).create()
+    # CRC-16/IBM-3740 (CCITT-FALSE): XMODEM's polynomial with the register preset to
+    # 0xFFFF, so a zero byte in front of a packet changes its CRC (with XMODEM's preset
+    # of 0 a leading 0x00 was invisible). rtrig.protocol.crc16 is the same function.
+    return crc.catalog.CRC16_IBM_3740(data_width=8).create()
 
 
 class PacketRx(wiring.Component):

@@ -9,9 +9,11 @@ Every packet, in both directions, is::
 SLIP (RFC 1055) escapes ``END`` (0xC0) as ``ESC ESC_END`` and ``ESC`` (0xDB) as
 ``ESC ESC_ESC``. ``END`` both opens and closes a packet, so the tail of a torn packet
 is closed off as one bad packet and the next packet arrives whole; empty packets
-(``END END``) are ignored. The CRC is CRC-16/XMODEM (polynomial
-0x1021, initial value 0, no reflection) over ``type | seq | payload``; transmitted
-high byte first, so the CRC over a whole good body is zero.
+(``END END``) are ignored. The CRC is CRC-16/IBM-3740, also known as CCITT-FALSE
+(polynomial 0x1021, initial value 0xFFFF, no reflection, no final XOR) over
+``type | seq | payload``; transmitted high byte first, so the CRC over a whole good
+body is zero. The nonzero initial value makes leading zero bytes count (protocol
+version 2; version 1 used CRC-16/XMODEM, initial value 0, blind to them).
 
 ``seq`` counts packets per direction modulo 256. Every rig→host packet (responses
 and stream packets alike) takes the next rig sequence number, so the host detects
@@ -40,7 +42,7 @@ SLIP_ESC_ESC = 0xDD
 #: Value of register ``ID``: ASCII "RTG1".
 RIG_ID = 0x52544731
 #: Version of the register map and packet formats; bumped on any change.
-GATEWARE_VERSION = 1
+GATEWARE_VERSION = 2
 
 
 class PacketType(enum.IntEnum):
@@ -229,8 +231,8 @@ PAYLOAD_LEN = {
 
 
 def crc16(data: bytes) -> int:
-    """CRC-16/XMODEM of ``data``."""
-    return binascii.crc_hqx(bytes(data), 0)
+    """CRC-16/IBM-3740 (CCITT-FALSE: polynomial 0x1021, initial value 0xFFFF) of ``data``."""
+    return binascii.crc_hqx(bytes(data), 0xFFFF)
 
 
 def slip_encode(body: bytes) -> bytes:

@@ -9,8 +9,19 @@ from rtrig.protocol import REGISTERS, SLIP_END, SLIP_ESC, PacketType, Reg, SlipD
 
 
 def test_crc16_check_value():
-    # CRC-16/XMODEM check value from the CRC catalogue.
-    assert crc16(b"123456789") == 0x31C3
+    # CRC-16/IBM-3740 (CCITT-FALSE) check value from the CRC catalogue.
+    assert crc16(b"123456789") == 0x29B1
+
+
+@given(st.integers(0, 255), st.integers(0, 255), st.binary(max_size=20),
+       st.integers(1, 4))
+def test_leading_zero_bytes_change_the_crc(ptype, seq, payload, zeros):
+    # A zero byte slipped in after the delimiter must not leave a valid packet
+    # (with CRC-16/XMODEM's initial value of 0 it did: 0x00 bytes were invisible).
+    body = bytes((ptype, seq)) + payload
+    good = body + crc16(body).to_bytes(2, "big")
+    assert crc16(good) == 0
+    assert crc16(bytes(zeros) + good) != 0
 
 
 def test_register_map_is_consistent():
