@@ -35,6 +35,14 @@ _MODEL_REGS = {
 }
 
 
+#: Seconds between checks of the stimulus and the record counters while a capture runs
+#: (one to three register reads: ~1 ms on the simulation twin, less on a rig).
+_CHECK_S = 0.05
+#: After the counters agree, the link must have been quiet this long (truth records,
+#: which no counter counts, arrive by then) before the capture ends.
+_QUIET_S = 0.1
+
+
 @dataclass
 class CaptureSettings:
     """What to measure. Times in seconds, frequencies in Hz.
@@ -308,7 +316,7 @@ def run_capture(session, settings, path, progress=True, on_block=None):
                 quiet_since = None
             else:
                 quiet_since = quiet_since or now
-            if now - last_check > 0.25:
+            if now - last_check > _CHECK_S:
                 last_check = now
                 if stim_done_at is None and link.read1(Reg.STIM_STATUS) == 0:
                     stim_done_at = link.time()
@@ -319,7 +327,7 @@ def run_capture(session, settings, path, progress=True, on_block=None):
                     # real time, so "quiet" is judged after the counts agree).
                     if link.time() > stim_done_at + regs["timeout"] + 10_000:
                         if _drained(link, received, events_received, settings.raw_events):
-                            if quiet_since is not None and now - quiet_since > 0.2:
+                            if quiet_since is not None and now - quiet_since > _QUIET_S:
                                 break
                         elif quiet_since is not None and now - quiet_since > 5.0:
                             break      # the rest is lost: counted below, not waited for
