@@ -6,7 +6,12 @@ Layout (all integers little-endian)::
     version u16, reserved u16         4 bytes
     chunk*                            until end of file
 
-    chunk: kind (4 ASCII bytes) | length u32 | payload (length bytes)
+    chunk: kind (4 ASCII bytes) | length u32 | crc32 u32 | payload (length bytes)
+
+``crc32`` is the CRC-32 (:func:`zlib.crc32`) of the chunk's offset in the file (u64),
+its kind, its length and its payload: it vouches for the chunk *at that place*, so a
+copy of an earlier chunk does not pass. Format 1 had no ``crc32`` field (chunk
+header ``kind | length``); such files are still read, without that check.
 
 Chunk kinds:
 
@@ -20,8 +25,13 @@ Chunk kinds:
           capture was cut off.
 
 Every chunk is flushed as soon as it is written, so a capture stopped by Ctrl-C, a
-crash or an unplugged rig keeps every complete chunk; a torn last chunk is ignored
-on load (and reported as ``truncated``). Later chunks of the same kind append.
+crash or an unplugged rig keeps every complete chunk. Later chunks of the same kind
+append. The readers stop at the first chunk that is cut short, has an impossible
+header (unknown kind, ``META`` anywhere but first, an array length that is not a
+whole number of records) or fails its checksum: they return the chunks before it and
+report it as ``truncated`` at ``truncated_at`` (its offset), so a torn write followed
+by zeros or garbage never loads as records. A file that has no intact ``META``
+chunk is not readable (:class:`~rtrig.host.errors.CaptureFormatError`).
 
 :func:`load` holds every record in memory; :func:`scan` indexes the chunks and
 reads the records a block at a time (:class:`CaptureChunks`), for reductions of
@@ -31,6 +41,7 @@ captures larger than memory.
 import json
 import os
 import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -41,11 +52,16 @@ __all__ = ["FORMAT_VERSION", "CaptureWriter", "Capture", "load", "CHANNEL_NAMES"
            "CaptureChunks", "scan", "BLOCK_RECORDS"]
 
 MAGIC = b"RTRIGCAP"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _HEADER = struct.Struct("<8sHH")
-_CHUNK = struct.Struct("<4sI")
+_CHUNK = struct.Struct("<4sII")          # kind, length, crc32
+_CHUNK_V1 = struct.Struct("<4sI")        # format 1: kind, length (no checksum)
+_SUMMED = struct.Struct("<Q4sI")         # what crc32 covers before the payload
 _ARRAYS = {b"LATR": LATENCY_DTYPE, b"EVNT": EVENT_DTYPE, b"TRTH": TRUTH_DTYPE}
 _JSON_ONE = {b"META": "meta", b"FINL": "final", b"STAT": "stats"}
+_KINDS = set(_ARRAYS) | set(_JSON_ONE) | {b"STEP"}
+#: Bytes read at a time while checking an array chunk that :func:`scan` does not keep.
+_CRC_READ = 1 << 22
 
 #: Names of the latency channels, by channel number.
 CHANNEL_NAMES = {0: "isr", 1: "app"}
@@ -55,20 +71,30 @@ CHANNEL_NAMES = {0: "isr", 1: "app"}
 BLOCK_RECORDS = 1 << 20
 
 
+def _checksum(offset, kind, payload):
+    """The ``crc32`` of a chunk of format 2 at ``offset`` (see the module docstring)."""
+    return zlib.crc32(payload, zlib.crc32(_SUMMED.pack(offset, kind, len(payload))))
+
+
 class CaptureWriter:
-    """Appends chunks to a new capture file; use as a context manager."""
+    """Appends chunks to a new capture file (format :data:`FORMAT_VERSION`, every
+    chunk with its checksum); use as a context manager."""
 
     def __init__(self, path, meta):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._f = open(self.path, "wb")
         self._f.write(_HEADER.pack(MAGIC, FORMAT_VERSION, 0))
+        self._offset = _HEADER.size
         self.chunk(b"META", json.dumps(meta, sort_keys=True).encode())
         self.closed = False
 
     def chunk(self, kind, payload):
-        self._f.write(_CHUNK.pack(kind, len(payload)) + payload)
+        assert kind in _KINDS, kind
+        crc = _checksum(self._offset, kind, payload)
+        self._f.write(_CHUNK.pack(kind, len(payload), crc) + payload)
         self._f.flush()
+        self._offset += _CHUNK.size + len(payload)
 
     def json(self, kind, obj):
         self.chunk(kind, json.dumps(obj, sort_keys=True).encode())
@@ -96,6 +122,97 @@ class CaptureWriter:
         return False
 
 
+def _read(cap, keep_arrays):
+    """Read the chunks of ``cap.path`` in file order into ``cap``.
+
+    Sets the attributes :class:`Capture` and :class:`CaptureChunks` share (``version``,
+    ``meta``, ``final``, ``stats``, ``steps``, ``truncated``, ``truncated_at``) and
+    returns the array chunks, ``{kind: [(payload offset, length, payload)]}``, the
+    payload bytes being kept only when ``keep_arrays``. Reading stops at the first
+    chunk :func:`_chunks` finds damaged, or whose JSON does not parse.
+    """
+    from .host.errors import CaptureFormatError
+    path = cap.path
+    cap.meta, cap.final, cap.stats = None, None, None
+    cap.steps = []
+    cap.truncated, cap.truncated_at = False, None
+    arrays = {k: [] for k in _ARRAYS}
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(_HEADER.size)
+            if len(head) < _HEADER.size or head[:8] != MAGIC:
+                raise CaptureFormatError(
+                    f"{path} is not an rtrig capture file (no magic at byte 0)")
+            _, cap.version, _ = _HEADER.unpack(head)
+            if cap.version > FORMAT_VERSION:
+                raise CaptureFormatError(
+                    f"{path} has capture format {cap.version}; this rtrig reads up to "
+                    f"{FORMAT_VERSION}", hint="upgrade rtrig")
+            for off, kind, start, length, payload in _chunks(f, size, cap.version,
+                                                             keep_arrays):
+                if kind in _ARRAYS:
+                    arrays[kind].append((start, length, payload))
+                    continue
+                try:
+                    obj = None if kind is None else json.loads(payload)
+                except (ValueError, RecursionError):   # bad UTF-8 or JSON
+                    kind = None
+                if kind is None:
+                    cap.truncated, cap.truncated_at = True, off
+                    break
+                if kind == b"STEP":
+                    cap.steps.append(obj)
+                else:
+                    setattr(cap, _JSON_ONE[kind], obj)
+    except OSError as e:
+        raise CaptureFormatError(f"cannot read {path}: {e.strerror or e}") from e
+    if cap.meta is None:
+        raise CaptureFormatError(f"{path} has no intact metadata chunk "
+                                 f"(at byte {cap.truncated_at or _HEADER.size})")
+    return arrays
+
+
+def _chunks(f, size, version, keep_arrays):
+    """The chunks of an open capture file of ``size`` bytes after its header, in order.
+
+    Yields ``(offset, kind, payload offset, length, payload)`` for each chunk that is
+    whole, possible and (format 2) passes its checksum; ``payload`` is the bytes, or
+    None for an array chunk when not ``keep_arrays``. At the first chunk that is not,
+    yields ``(offset, None, 0, 0, None)`` and stops: nothing after it is vouched for.
+    """
+    head = _CHUNK if version >= 2 else _CHUNK_V1
+    off = _HEADER.size
+    while off < size:
+        if off + head.size > size:
+            break
+        f.seek(off)
+        kind, length, *crc = head.unpack(f.read(head.size))
+        start = off + head.size
+        dt = _ARRAYS.get(kind)
+        if (start + length > size or kind not in _KINDS
+                or (kind == b"META") != (off == _HEADER.size)
+                or (crc and dt is not None and length % dt.itemsize)):
+            break
+        if dt is None or keep_arrays:
+            payload = f.read(length)
+            if len(payload) != length or (crc and crc[0] != _checksum(off, kind, payload)):
+                break
+        else:
+            payload = None
+            if crc:
+                # checked a piece at a time: scan's memory does not grow with the chunk
+                got = zlib.crc32(_SUMMED.pack(off, kind, length))
+                for i in range(0, length, _CRC_READ):
+                    got = zlib.crc32(f.read(min(_CRC_READ, length - i)), got)
+                if got != crc[0]:
+                    break
+        yield off, kind, start, length, payload
+        off = start + length
+    if off < size:
+        yield off, None, 0, 0, None
+
+
 class Capture:
     """A loaded capture: metadata and numpy arrays.
 
@@ -111,54 +228,26 @@ class Capture:
     steps : list of dict
         Sweep steps.
     truncated : bool
-        The file ends in a torn chunk (the capture was interrupted while writing).
+        Reading stopped at a damaged chunk: cut short (the capture was interrupted
+        while writing), impossible or failing its checksum. Nothing from that chunk
+        on is loaded.
+    truncated_at : int or None
+        The byte offset of that chunk; None when not ``truncated``.
+    version : int
+        The file's format; files of format 1 carry no checksums, so their chunks
+        cannot be vouched for one by one.
     """
 
     def __init__(self, path):
-        from .host.errors import CaptureFormatError
         self.path = Path(path)
-        try:
-            data = self.path.read_bytes()
-        except OSError as e:
-            raise CaptureFormatError(f"cannot read {path}: {e.strerror or e}") from e
-        if len(data) < _HEADER.size or data[:8] != MAGIC:
-            raise CaptureFormatError(f"{path} is not an rtrig capture file")
-        _, version, _ = _HEADER.unpack_from(data)
-        if version > FORMAT_VERSION:
-            raise CaptureFormatError(
-                f"{path} has capture format {version}; this rtrig reads up to "
-                f"{FORMAT_VERSION}", hint="upgrade rtrig")
-        self.version = version
-        self.meta, self.final, self.stats = None, None, None
-        self.steps = []
-        parts = {k: [] for k in _ARRAYS}
-        self.truncated = False
-        off = _HEADER.size
-        while off < len(data):
-            if off + _CHUNK.size > len(data):
-                self.truncated = True
-                break
-            kind, length = _CHUNK.unpack_from(data, off)
-            start, end = off + _CHUNK.size, off + _CHUNK.size + length
-            if end > len(data):
-                self.truncated = True
-                break
-            payload = data[start:end]
-            if kind in _ARRAYS:
-                dt = _ARRAYS[kind]
-                usable = len(payload) - len(payload) % dt.itemsize
-                parts[kind].append(np.frombuffer(payload[:usable], dtype=dt))
-            elif kind in _JSON_ONE:
-                setattr(self, _JSON_ONE[kind], json.loads(payload))
-            elif kind == b"STEP":
-                self.steps.append(json.loads(payload))
-            off = end
-        if self.meta is None:
-            raise CaptureFormatError(f"{path} has no metadata chunk")
+        parts = _read(self, keep_arrays=True)
 
         def cat(kind):
             dt = _ARRAYS[kind]
-            return np.concatenate(parts[kind]) if parts[kind] else np.zeros(0, dtype=dt)
+            # a partial record at a chunk's end (format 1 only) is ignored
+            arrays = [np.frombuffer(p, dtype=dt, count=len(p) // dt.itemsize)
+                      for _, _, p in parts[kind]]
+            return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dt)
 
         lat = cat(b"LATR")
         self.latency = lat[np.lexsort((lat["pulse"], lat["channel"]))] if len(lat) else lat
@@ -200,58 +289,25 @@ def load(path):
 class CaptureChunks:
     """A capture file indexed chunk by chunk; its record arrays are read on demand.
 
-    Opening reads the JSON chunks and only the headers of the array chunks (their
-    place and size), so it costs the same for any number of records. The
+    Opening reads the file once, a piece at a time, to check every chunk's checksum,
+    and keeps the JSON chunks and the place and size of the array chunks, so its
+    memory is the same for any number of records. The
     attributes are those of :class:`Capture` but the record arrays: ``path``,
     ``version``, ``meta``, ``final``, ``stats``, ``steps``, ``truncated``,
-    ``tick_hz`` and ``complete``. Chunks are read with the rules of :func:`load`
-    (a torn last chunk is skipped, a trailing partial record ignored), so
+    ``truncated_at``, ``tick_hz`` and ``complete``. Chunks are read with the rules of
+    :func:`load` (reading stops at the first damaged chunk; in format 1, a trailing
+    partial record is ignored), so
     :meth:`blocks` yields exactly the records ``load`` concatenates, in file order
     (``load`` then sorts the latency records by channel and pulse; blocks are not
     sorted).
     """
 
     def __init__(self, path):
-        from .host.errors import CaptureFormatError
         self.path = Path(path)
-        self.meta, self.final, self.stats = None, None, None
-        self.steps = []
-        self.truncated = False
-        self._spans = {k: [] for k in _ARRAYS}     # kind -> [(payload offset, records)]
-        try:
-            size = self.path.stat().st_size
-            f = open(self.path, "rb")
-        except OSError as e:
-            raise CaptureFormatError(f"cannot read {path}: {e.strerror or e}") from e
-        with f:
-            head = f.read(_HEADER.size)
-            if len(head) < _HEADER.size or head[:8] != MAGIC:
-                raise CaptureFormatError(f"{path} is not an rtrig capture file")
-            _, self.version, _ = _HEADER.unpack(head)
-            if self.version > FORMAT_VERSION:
-                raise CaptureFormatError(
-                    f"{path} has capture format {self.version}; this rtrig reads up to "
-                    f"{FORMAT_VERSION}", hint="upgrade rtrig")
-            off = _HEADER.size
-            while off < size:
-                if off + _CHUNK.size > size:
-                    self.truncated = True
-                    break
-                f.seek(off)
-                kind, length = _CHUNK.unpack(f.read(_CHUNK.size))
-                start, end = off + _CHUNK.size, off + _CHUNK.size + length
-                if end > size:
-                    self.truncated = True
-                    break
-                if kind in _ARRAYS:
-                    self._spans[kind].append((start, length // _ARRAYS[kind].itemsize))
-                elif kind in _JSON_ONE:
-                    setattr(self, _JSON_ONE[kind], json.loads(f.read(length)))
-                elif kind == b"STEP":
-                    self.steps.append(json.loads(f.read(length)))
-                off = end
-        if self.meta is None:
-            raise CaptureFormatError(f"{path} has no metadata chunk")
+        # kind -> [(payload offset, records)], only chunks that passed their checks
+        self._spans = {kind: [(start, length // _ARRAYS[kind].itemsize)
+                              for start, length, _ in chunks]
+                       for kind, chunks in _read(self, keep_arrays=False).items()}
 
     @property
     def tick_hz(self):
