@@ -34,16 +34,20 @@ _TARGET_HELP = ("What to build: rig (default), soc (the rig with the reference S
 @click.option("--firmware", type=click.Path(dir_okay=False), default=None,
               help="SoC RAM image (raw .bin) for --target soc/soc-alone (default: "
                    "firmware/build/rtrig-soc/rt_test.bin, as for the simulated SoC).")
+@click.option("--no-cache", is_flag=True,
+              help="Build even when the build cache holds this build's result "
+                   "(also: RTRIG_BUILD_CACHE=off).")
 @click.option("--json", "as_json", is_flag=True, help="Print the build summary as JSON.")
 def build_cmd(board, all_boards, list_boards, require_mhz, build_root, target, firmware,
-              as_json):
+              no_cache, as_json):
     """Build, timing-check and summarise the bitstream of BOARD.
 
     Uses the pip YoWASP tools (`make fpga-tools`); checks the Fmax nextpnr reports
-    for every clock against its constraint and fails on a miss.
+    for every clock against its constraint and fails on a miss. A build whose inputs
+    are unchanged is taken from the build cache (docs/boards.md, "Build cache").
     """
     from rtrig.boards import BOARDS, DEFAULT_BOARDS
-    from rtrig.boards.build import build, resolve_target
+    from rtrig.boards.build import build, resolve_target, stand_in_for
 
     from .errors import UsageError
 
@@ -64,11 +68,14 @@ def build_cmd(board, all_boards, list_boards, require_mhz, build_root, target, f
         resolve_target(n, target)
     require_hz = None if require_mhz is None else require_mhz * 1e6
     results = []
+    done = {}
     for n in names:
         what = n if target == "rig" else f"{n} (target {target})"
         click.echo(f"building {what} ...", err=True)
         r = build(n, build_root=build_root, require_hz=require_hz, target=target,
-                  firmware=firmware)
+                  firmware=firmware, cache=False if no_cache else None,
+                  stand_in=stand_in_for(n, done))
+        done[r.board] = r
         results.append(r)
         if not as_json:
             click.echo("\n".join(r.summary_lines()))

@@ -100,6 +100,12 @@ class Board:
     soc_rig_clk : int
         The rig's ``sync`` clock in Hz in the ``soc`` target (rig and SoC on one
         board), when it differs from ``clk_freq``; 0: ``clk_freq``.
+    same_die_as : str
+        Name of a variant on the same die, differing only in the device name, whose
+        place-and-route result stands for this one (ECP5): the build takes that
+        variant's result (built, or from the build cache) and only packs the bitstream
+        again for this device, and its timing check is that result's
+        (``rtrig.boards.build``). Empty: placed and routed itself.
     """
     name: str
     code: int
@@ -124,6 +130,7 @@ class Board:
     soc_clocking: object = None
     rig_options: dict = field(default_factory=dict, hash=False)
     soc_rig_clk: int = 0
+    same_die_as: str = ""
 
     @property
     def tick_ns(self):

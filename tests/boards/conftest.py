@@ -14,3 +14,10 @@ def boards_cli():
         pass
     register(cli)
     return cli
+
+
+def pytest_configure(config):
+    # pytest-xdist defines this mark; declared here too so a run without xdist does
+    # not warn about it (test_boards.py groups the variants of one die).
+    config.addinivalue_line(
+        "markers", "xdist_group(name): run in one pytest-xdist worker under --dist loadgroup")

@@ -2,7 +2,10 @@
 
 The build tests run the YoWASP toolchain (`make fpga-tools`) and skip with a
 stated reason when it is not installed. Set RTRIG_BOARD_BUILDS=0 to skip them on
-purpose (e.g. for a quick local run).
+purpose (e.g. for a quick local run). The board builds use the build cache
+(``rtrig.boards.build``; `RTRIG_BUILD_CACHE`, default ~/.cache/rtrig/boards): an
+unchanged build is a cache hit. `make test-boards` runs them with the cache off
+(RTRIG_BUILD_CACHE=off), every build for real.
 """
 
 import dataclasses
@@ -24,6 +27,7 @@ from rtrig.boards.build import (
     build_name,
     check_timing,
     flash_command,
+    stand_in_for,
     tools_missing,
 )
 from rtrig.boards.clocking import ecp5_pll_config, ice40_pll_config
@@ -158,18 +162,27 @@ needs_tools = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_re
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """Build results per board, built once per test session (in the project's build/,
-    so the wasm cache and products are shared with `make bitstreams`)."""
-    cache = {}
+def built():
+    """Build results per board, built once per test process (in the project's build/,
+    so the wasm cache and products are shared with `make bitstreams`).
+
+    Under pytest-xdist each worker has its own dict; the on-disk build cache shares
+    results between workers (a worker wanting a build another is running waits for
+    it, then takes it from the cache). A variant with ``same_die_as`` takes its
+    stand-in's result from this dict when this worker built it (with the cache off:
+    `make test-boards`), else builds it (or finds it in the cache)."""
+    results = {}
 
     def get(name, target="rig"):
-        if (name, target) not in cache:
+        if (name, target) not in results:
+            done = {n: r for (n, t), r in results.items()
+                    if t == target and not isinstance(r, Exception)}
             try:
-                cache[name, target] = build(name, target=target)
+                results[name, target] = build(name, target=target,
+                                              stand_in=stand_in_for(name, done))
             except TimingError as e:
-                cache[name, target] = e
-        return cache[name, target]
+                results[name, target] = e
+        return results[name, target]
     return get
 
 
@@ -182,8 +195,18 @@ KNOWN_ISSUES = {}
 BUILDABLE = [n for n in DEFAULT_BOARDS if n not in KNOWN_ISSUES]
 
 
+def _die_group(name):
+    """A variant and its stand-in (``same_die_as``) in one xdist group, so that
+    `pytest -n 2 --dist loadgroup` builds their die once even without the cache."""
+    board = get_board(name)
+    group = board.same_die_as or next(
+        (b.same_die_as for b in BOARDS.values() if b.same_die_as == name), None)
+    marks = [pytest.mark.xdist_group(f"die-{group}")] if group else []
+    return pytest.param(name, marks=marks)
+
+
 @needs_tools
-@pytest.mark.parametrize("name", DEFAULT_BOARDS)
+@pytest.mark.parametrize("name", [_die_group(n) for n in DEFAULT_BOARDS])
 def test_board_build_meets_timing(built, name):
     if name in KNOWN_ISSUES:
         pytest.skip(f"{name}: {KNOWN_ISSUES[name]}")
@@ -204,6 +227,15 @@ def test_board_build_meets_timing(built, name):
         assert any(c.constraint_mhz == pytest.approx(f, rel=1e-3) for c in result.clocks)
     summary = json.loads(open(os.path.join(result.build_dir, "summary.json")).read())
     assert summary["board"] == name
+    if board.same_die_as:
+        # Placed and routed as its stand-in; the bitstream carries its own IDCODE.
+        assert result.pnr_from == board.same_die_as and summary["pnr_from"] == board.same_die_as
+        assert result.device.startswith(board.platform.device)
+        assert _IDCODES[board.platform.device] in open(result.bitstream, "rb").read()
+
+
+#: ECP5 IDCODEs as ecppack writes them (prjtrellis devices.json).
+_IDCODES = {"LFE5U-12F": bytes.fromhex("21111043"), "LFE5U-25F": bytes.fromhex("41111043")}
 
 
 class _CounterTop(Elaboratable):
@@ -231,7 +263,8 @@ class _CounterTop(Elaboratable):
 @needs_tools
 def test_impossible_constraint_fails(tmp_path):
     board = dataclasses.replace(get_board("icebreaker"), name="counter")
-    result = build("counter", board=board, top=_CounterTop(board), build_root=tmp_path)
+    result = build("counter", board=board, top=_CounterTop(board), build_root=tmp_path,
+                   cache=False)
     sync, fast = sorted(result.clocks, key=lambda c: c.constraint_mhz)
     assert sync.constraint_mhz == pytest.approx(board.clk_freq / 1e6, rel=1e-3) and sync.ok
     assert fast.constraint_mhz == pytest.approx(2 * board.clk_freq / 1e6, rel=1e-3) and fast.ok
@@ -240,7 +273,7 @@ def test_impossible_constraint_fails(tmp_path):
         check_timing(report, require_hz=400e6, board="counter")
     with pytest.raises(TimingError, match="needs 400.0 MHz"):
         build("counter", board=board, top=_CounterTop(board), build_root=tmp_path,
-              require_hz=400e6)
+              require_hz=400e6, cache=False)
 
 
 @needs_tools
@@ -255,7 +288,8 @@ def test_missed_timing_is_retried_with_the_next_seed(tmp_path, monkeypatch):
         return len(calls) > 1
 
     monkeypatch.setattr(build_mod, "_timing_met", first_misses)
-    result = build("counter", board=board, top=_CounterTop(board), build_root=tmp_path)
+    result = build("counter", board=board, top=_CounterTop(board), build_root=tmp_path,
+                   cache=False)
     assert (result.seed, result.seeds_missed) == (7, [1])
     pnr = open(os.path.join(result.build_dir, "build_rtrig_counter_pnr.sh")).read()
     assert "YOSYS" not in pnr.split("NEXTPNR")[1]       # only place, route and pack again
@@ -280,7 +314,7 @@ def test_place_and_route_out_of_time_is_a_clear_failure(tmp_path, monkeypatch):
     monkeypatch.setattr(build_mod, "_timing_met", lambda report, name, domains: False)
     monkeypatch.setattr(build_mod, "_run", run)
     with pytest.raises(TimingError, match=r"did not finish within 123 s \(nextpnr seeds 1, 2"):
-        build("counter", board=board, top=_CounterTop(board), build_root=tmp_path)
+        build("counter", board=board, top=_CounterTop(board), build_root=tmp_path, cache=False)
 
 
 def test_run_kills_a_step_that_runs_out_of_time(tmp_path):

@@ -316,7 +316,16 @@ def test_cli_passes_the_target(calls, target, boards_cli):
                                       "--firmware", "fw.bin"])
     assert isinstance(out.exception, UsageError)
     assert calls == [("ulx3s", {"build_root": None, "require_hz": None, "target": target,
-                                "firmware": "fw.bin"})]
+                                "firmware": "fw.bin", "cache": None, "stand_in": None})]
+
+
+def test_cli_no_cache_turns_the_cache_off(calls, boards_cli):
+    CliRunner().invoke(boards_cli, ["build", "ulx3s", "--no-cache"])
+    assert calls[-1][1]["cache"] is False
+    build_mod.main(["ulx3s", "--no-cache"])
+    assert calls[-1][1]["cache"] is False
+    build_mod.main(["ulx3s"])
+    assert calls[-1][1]["cache"] is None
 
 
 def test_cli_refuses_a_target_the_board_lacks(calls, boards_cli):
