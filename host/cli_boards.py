@@ -8,6 +8,8 @@ import json
 
 import click
 
+from .units import FREQUENCY
+
 __all__ = ["register", "build_cmd", "flash_cmd"]
 
 
@@ -34,12 +36,16 @@ _TARGET_HELP = ("What to build: rig (default), soc (the rig with the reference S
 @click.option("--firmware", type=click.Path(dir_okay=False), default=None,
               help="SoC RAM image (raw .bin) for --target soc/soc-alone (default: "
                    "firmware/build/rtrig-soc/rt_test.bin, as for the simulated SoC).")
+@click.option("--baud", type=FREQUENCY, default=None, metavar="RATE",
+              help="Host link rate: the board's default (3M) or a faster one its "
+                   "USB-serial chip makes (`--list` shows them; e.g. 6M on the iCEBreaker). "
+                   "Give the same --baud to rtrig then.")
 @click.option("--no-cache", is_flag=True,
               help="Build even when the build cache holds this build's result "
                    "(also: RTRIG_BUILD_CACHE=off).")
 @click.option("--json", "as_json", is_flag=True, help="Print the build summary as JSON.")
 def build_cmd(board, all_boards, list_boards, require_mhz, build_root, target, firmware,
-              no_cache, as_json):
+              baud, no_cache, as_json):
     """Build, timing-check and summarise the bitstream of BOARD.
 
     Uses the pip YoWASP tools (`make fpga-tools`); checks the Fmax nextpnr reports
@@ -53,8 +59,10 @@ def build_cmd(board, all_boards, list_boards, require_mhz, build_root, target, f
 
     if list_boards:
         for b in BOARDS.values():
+            links = ", ".join(f"{r / 1e6:g}M" for r in (b.baud, *b.link_bauds))
             click.echo(f"{b.name:16} {b.title:28} {b.clk_freq / 1e6:g} MHz, "
-                       f"tick {b.tick_ns:.2f} ns; targets {', '.join(b.targets)}")
+                       f"tick {b.tick_ns:.2f} ns; link {links} baud; targets "
+                       f"{', '.join(b.targets)}")
         return
     if all_boards:
         if target != "rig":
@@ -73,7 +81,7 @@ def build_cmd(board, all_boards, list_boards, require_mhz, build_root, target, f
         what = n if target == "rig" else f"{n} (target {target})"
         click.echo(f"building {what} ...", err=True)
         r = build(n, build_root=build_root, require_hz=require_hz, target=target,
-                  firmware=firmware, cache=False if no_cache else None,
+                  firmware=firmware, cache=False if no_cache else None, baud=baud,
                   stand_in=stand_in_for(n, done))
         done[r.board] = r
         results.append(r)

@@ -65,6 +65,13 @@ class Board:
         (clock and reset) defined by :class:`BoardTop`.
     uart : tuple
         ``(resource name, number)`` of the host link UART.
+    baud : int
+        Host link baud rate of the default build (3 Mbaud: what every board's
+        USB-serial chip does).
+    link_bauds : tuple of int
+        Faster host-link rates to offer (``rtrig build BOARD --baud``): rates the
+        board's USB-serial chip makes exactly and its ``sync`` clock divides into at
+        least 4 cycles per bit (the rig's UART receiver samples each bit at its middle).
     fifo_depth : int
         Rig event/latency FIFO depth.
     with_model : bool
@@ -118,6 +125,7 @@ class Board:
     with_model: bool = True
     with_stats: bool = True
     baud: int = 3_000_000
+    link_bauds: tuple = ()
     programmer: object = None
     bitstream_ext: str = "bit"
     extra: object = None

@@ -23,6 +23,7 @@ the rig with the reference SoC, or the SoC alone; products of a target other tha
 ``rig`` go to ``build/boards/<board>-<target>/``.
 """
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -111,6 +112,8 @@ class BuildResult:
     #: SHA-256 of the design files (netlist, constraints, synthesis script) with the
     #: top's name taken out: equal for variants that differ only in the device.
     design_sha256: str = ""
+    #: Host link baud rate built in (0: not recorded).
+    baud: int = 0
 
     def summary_lines(self):
         what = "" if self.target == "rig" else f", target {self.target}"
@@ -125,7 +128,8 @@ class BuildResult:
         if self.firmware:
             lines.append(f"  firmware {self.firmware['path']}")
         tick = f"tick {self.tick_ns:.2f} ns; " if self.target != "soc-alone" else ""
-        lines.append(f"  {clocks}; {tick}build {self.seconds:.0f} s")
+        link = f"host link {self.baud / 1e6:g} Mbaud; " if self.baud else ""
+        lines.append(f"  {clocks}; {tick}{link}build {self.seconds:.0f} s")
         if self.seeds_missed:
             lines.append(f"  nextpnr seed {self.seed} (seeds {', '.join(map(str, self.seeds_missed))} "
                          f"missed timing)")
@@ -285,7 +289,7 @@ def _domains(board, target):
 
 
 def build(name, *, build_root=None, require_hz=None, check=True, board=None, top=None,
-          target="rig", firmware=None, cache=None, stand_in=None):
+          target="rig", firmware=None, cache=None, stand_in=None, baud=None):
     """Build the bitstream of board ``name``; return a :class:`BuildResult`.
 
     ``target`` is one of the board's :attr:`Board.targets` (``rig``, ``soc``,
@@ -295,6 +299,9 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
     other than ``rig``; ``build_root`` defaults to the project's ``build/``); the wasm
     cache to the project's ``build/yowasp-cache`` (or ``$YOWASP_CACHE_DIR``).
     ``board`` and ``top`` replace the registered board and its top level (tests).
+    ``baud``: the host link's rate, the board's default or one of its
+    :attr:`Board.link_bauds` (a faster USB-serial link); the products go to the same
+    folder.
 
     **Build cache.** ``cache`` is the cache folder; ``None`` (default) takes
     ``$RTRIG_BUILD_CACHE``, else ``${XDG_CACHE_HOME:-~/.cache}/rtrig/boards`` (outside
@@ -326,6 +333,12 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
     """
     board = board or resolve_target(name, target)
     _check_target(board, target)
+    if baud is not None and baud != board.baud:
+        if baud not in board.link_bauds:
+            offered = ", ".join(f"{b / 1e6:g}M" for b in (board.baud, *board.link_bauds))
+            raise UsageError(f"{board.name}: the host link cannot run at {baud:g} baud",
+                             hint=f"this board's link: {offered}")
+        board = dataclasses.replace(board, baud=int(baud))
     if firmware is not None and target == "rig":
         raise UsageError("--firmware applies to the SoC targets only (--target soc or "
                          "soc-alone)")
@@ -336,6 +349,7 @@ def build(name, *, build_root=None, require_hz=None, check=True, board=None, top
     else:
         top, fw_info = _prepare_top(board, top, target, firmware)
         result, report = _build_board(board, top, target, fw_info, build_root, check, cache)
+    result.baud = board.baud
     if check:
         result.clocks = check_timing(report, board=result.board, domains=result.domains)
     if require_hz is not None:

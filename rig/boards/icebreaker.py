@@ -74,5 +74,8 @@ BOARDS = [
         yosys_after_read=_NO_COLLISION,
         programmer=_iceprog,
         bitstream_ext="bin",
+        # The FT2232H makes 12 Mbaud and whole fractions of it; the rig's receiver
+        # needs 4 cycles of the 24 MHz clock per bit, so 6 Mbaud is the fastest.
+        link_bauds=(6_000_000,),
     ),
 ]

@@ -121,6 +121,21 @@ def test_unknown_board_is_a_usage_error(tmp_path):
         build("no-such-board", build_root=tmp_path)
 
 
+def test_faster_links_are_offered_where_the_board_has_them(tmp_path):
+    # A rate the board's USB-serial chip does not make is refused before any build.
+    with pytest.raises(UsageError, match="cannot run at 1.2e\\+07 baud") as e:
+        build("icebreaker", build_root=tmp_path, baud=12_000_000)
+    assert e.value.hint == "this board's link: 3M, 6M"
+    with pytest.raises(UsageError):
+        build("ulx3s", build_root=tmp_path, baud=6_000_000)      # FT231X: 3 Mbaud
+    for b in BOARDS.values():
+        for rate in (b.baud, *b.link_bauds):
+            div = b.clk_freq // rate
+            assert div >= 4 and abs(b.clk_freq / div / rate - 1) < 0.02, (b.name, rate)
+    rig = get_board("icebreaker").rig(baud=6_000_000)
+    assert rig.clk_freq // rig.baud == 4
+
+
 def test_cli_lists_boards(boards_cli):
     out = CliRunner().invoke(boards_cli, ["build", "--list"])
     assert out.exit_code == 0

@@ -131,3 +131,15 @@ def test_external_wire_reads_zero_latency(rig, tmp_path):
     isr = load(res.path).channel("isr")
     assert len(isr) == 50 and (isr["flags"] == 0).all() and (isr["latency"] == 0).all()
     assert rig.link.read1(Reg.IN_GLITCHES) == 0
+
+
+def test_the_fast_twin_is_the_boards_faster_link(rig, tmp_path):
+    # The iCEBreaker offers 6 Mbaud (its FT2232H, 4 cycles of 24 MHz per bit); the fast
+    # twin of its gateware is built at exactly that divisor, so it also proves the
+    # board's gateware at that rate: the rig reports it and measures exactly.
+    assert BOARD.link_bauds == (6_000_000,)
+    assert rig.info["baud"] == 6_000_000 == BOARD.clk_freq // 4
+    s = CaptureSettings(freq=50_000, count=300, target="loopback", delay=2e-6)
+    res = run_capture(rig, s, tmp_path / "6m.rtrig", progress=False)
+    isr = load(res.path).channel("isr")
+    assert len(isr) == 300 and (isr["latency"] == round(2e-6 * TICK_HZ)).all()
