@@ -85,7 +85,7 @@ test-firmware:       ## firmware: native kernel tests, QEMU self-tests, all buil
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 test-python: venv    ## Python tests (gateware, link, simulation twin, CLI) on $(JOBS) cores
-	$(PY) -m pytest -q -n $(JOBS)
+	$(PY) -m pytest -q -n $(JOBS) --dist loadgroup
 
 firmware:            ## build every firmware target
 	$(MAKE) -C firmware toolchains all

@@ -7,13 +7,14 @@ Errors are one line ``error: …`` plus a hint, with the exit code of their type
 
 import datetime
 import json
+import math
 import sys
 from pathlib import Path
 
 import click
 
 from .. import __version__
-from .errors import RtrigError, UsageError
+from .errors import Interrupted, RtrigError, UsageError
 from .units import DURATION, FREQUENCY, format_ns
 
 __all__ = ["cli", "main"]
@@ -26,10 +27,11 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 class Obj:
-    def __init__(self, port, sim, debug, sim_board=None, sim_link="fast"):
+    def __init__(self, port, sim, debug, sim_board=None, sim_link="fast", baud=3_000_000):
         self.port, self.sim, self.debug = port, sim, debug
         self.sim_board = sim_board
         self.sim_link = sim_link
+        self.baud = baud
         self.soc, self.firmware = False, None   # set by commands given --target soc
 
     def use_target(self, target, firmware=None):
@@ -51,7 +53,7 @@ class Obj:
         if self.soc and self.sim:
             return open_rig(self.port, self.sim, soc=True, firmware=self.firmware,
                             sim_link=self.sim_link)
-        return open_rig(self.port, self.sim, sim_link=self.sim_link)
+        return open_rig(self.port, self.sim, sim_link=self.sim_link, baudrate=self.baud)
 
 
 @click.group(context_settings=CONTEXT, no_args_is_help=True)
@@ -68,12 +70,16 @@ class Obj:
               envvar="RTRIG_SIM_LINK", show_default=True,
               help="The twin's host link: fast (25 Mbaud, the simulation's default) or "
                    "line (the board's own baud, 3 Mbaud: the bandwidth of a real rig).")
+@click.option("--baud", type=FREQUENCY, default="3M", envvar="RTRIG_BAUD", metavar="RATE",
+              show_default=True,
+              help="Baud rate of the rig's serial port: the rate its gateware was built "
+                   "with (`rtrig build --baud`; env RTRIG_BAUD).")
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
 @click.pass_context
-def cli(ctx, port, sim, debug, sim_board, sim_link):
+def cli(ctx, port, sim, debug, sim_board, sim_link, baud):
     """rtrig: measure interrupt latency, jitter, max frequency and saturation of an OS."""
     ctx.obj = Obj(port, sim or sim_board is not None, debug,
-                  sim_board.lower() if sim_board else None, sim_link)
+                  sim_board.lower() if sim_board else None, sim_link, int(baud))
 
 
 def _sim_option(f):
@@ -143,8 +149,16 @@ def _board_name(code):
 
 
 def _parse_model(text):
-    """'isr_entry=2us,isr_service=500ns,app=0' → {field: ticks or value} (ns kwargs)."""
-    from .units import parse_duration
+    """'isr_entry=2us,isr_service=500ns,app=0' → ModelParams.from_ns keyword arguments.
+
+    Durations take units; a key spelt with ``_ns`` also takes a bare number of
+    nanoseconds (``isr_entry_ns=1400``). Each value must fit its model register."""
+    from dataclasses import fields
+
+    from .measure import _MODEL_REGS, register_max
+    from .model_ref import TICK_NS, ModelParams
+    from .units import format_s, parse_duration
+    names = [f.name for f in fields(ModelParams)]
     out = {}
     if not text:
         return out
@@ -154,18 +168,50 @@ def _parse_model(text):
         if "=" not in item:
             raise UsageError(f"--model expects key=value pairs, got '{item}'",
                              hint="e.g. --model isr_entry=2us,isr_service=1us")
-        k, v = (s.strip() for s in item.split("=", 1))
-        k = k.removesuffix("_ns")
-        if k in ("app",):
+        key, v = (s.strip() for s in item.split("=", 1))
+        k = key.removesuffix("_ns")
+        if k not in names:
+            raise UsageError(f"--model: unknown parameter '{key}'",
+                             hint=f"parameters: {', '.join(names)} (docs/model.md)")
+        if k == "app":
+            if v.lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+                raise UsageError(f"--model app: '{v}' is not on or off", hint="app=1 or app=0")
             out[k] = v.lower() in ("1", "true", "yes", "on")
-        elif k == "seed":
-            out[k] = int(v, 0)
-        else:
+            continue
+        top = register_max(_MODEL_REGS[k])
+        if k == "seed":
             try:
-                out[k + "_ns"] = parse_duration(v) * 1e9
-            except ValueError as e:
-                raise UsageError(f"--model {k}: {e}") from None
+                seed = int(v, 0)
+            except ValueError:
+                raise UsageError(f"--model seed: '{v}' is not an integer",
+                                 hint="e.g. seed=12345 or seed=0x9E3779B9") from None
+            if not 0 <= seed <= top:
+                raise UsageError(f"--model seed: {seed} is outside 0..{top} "
+                                 f"(register {_MODEL_REGS[k].name})")
+            out[k] = seed
+            continue
+        try:
+            ns = float(v) if key.endswith("_ns") and _is_number(v) else parse_duration(v) * 1e9
+        except ValueError as e:
+            raise UsageError(f"--model {key}: {e}",
+                             hint=f"durations take a unit (2us), or use {k}_ns=NANOSECONDS"
+                             ) from None
+        if not (math.isfinite(ns) and ns >= 0):
+            raise UsageError(f"--model {key}: must be a duration of 0 or more, got '{v}'")
+        if round(ns / TICK_NS) > top:
+            raise UsageError(f"--model {key}: {format_s(ns * 1e-9)} is more than the model "
+                             f"holds: at most {format_s(top * TICK_NS * 1e-9)} ({top} ticks, "
+                             f"register {_MODEL_REGS[k].name})")
+        out[k + "_ns"] = ns
     return out
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def model_params(preset, model_text):
@@ -225,13 +271,32 @@ def _print_summary(res):
             v = st[c]
             row.append(str(v) if c in ("pulses", "answered", "missed") else format_ns(v))
         click.echo(f"{name:8}" + "".join(f"{v:>11}" for v in row))
-    ln = res.link
-    click.echo(f"link: {ln['crc_errors']} CRC errors, {ln['lost_packets']} lost packets, "
-               f"{ln['overflows']} FIFO overflows")
+    for line in _counter_lines(res.link):
+        click.echo(line)
     click.echo(f"capture: {res.path} ({res.final['status']})")
-    if ln["overflows"] or ln["lost_packets"] or ln["crc_errors"]:
-        click.echo("warning: records were lost on the way (counted above); lower the rate, "
-                   "record fewer channels or use --mode statistics", err=True)
+
+
+def _counter_lines(counters):
+    """The summary's ``link:`` and ``rig:`` lines: every loss counter, zero or not."""
+    from .link import LINK_COUNTERS
+    lines = []
+    for group in ("link", "rig"):
+        parts = [f"{counters[k]} {label}" for k, (g, label, _) in LINK_COUNTERS.items()
+                 if g == group and k in counters]
+        if parts:
+            lines.append(f"{group}: " + ", ".join(parts))
+    return lines
+
+
+def _warn_counters(counters):
+    """A ``warning:`` line on stderr for each nonzero loss counter (the total of the
+    rig's overflows only when its parts are not there)."""
+    from .link import LINK_COUNTERS
+    parts = {"lat_overflow", "evt_overflow", "truth_overflow", "stat_drops"}
+    for k, (_, label, meaning) in LINK_COUNTERS.items():
+        if not counters.get(k) or (k == "overflows" and parts & counters.keys()):
+            continue
+        click.echo(f"warning: {counters[k]} {label} ({meaning})", err=True)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -326,6 +391,7 @@ def capture(obj, sim_here, port_here, target, freq, count, duration, duty, jitte
         click.echo(json.dumps(res.to_json(), indent=2))
     else:
         _print_summary(res)
+    _warn_counters(res.link)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -372,18 +438,72 @@ def _register_optional():
 _register_optional()
 
 
+#: Printed when a signal ends a command (docs/quickstart.md, "Errors").
+INTERRUPTED = "interrupted: everything recorded so far is kept in the capture file"
+#: Signals that end a command like Ctrl-C; the exit status is then 128 + the number.
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+def _catch_stop_signals():
+    """Make the first of SIGINT, SIGTERM or SIGHUP raise :class:`Interrupted` (a
+    KeyboardInterrupt: a capture, statistics run or sweep then stops the stimulus and
+    writes its end status, and the twin is stopped); later ones are only noted, so they
+    cannot cut that cleanup short. A signal ignored already (``nohup``) stays ignored.
+    Returns the handlers to restore."""
+    import signal
+    sigs = [getattr(signal, n) for n in STOP_SIGNALS if hasattr(signal, n)]
+    previous = {s: signal.getsignal(s) for s in sigs}
+
+    def noted(signum, frame):
+        pass
+
+    def stop(signum, frame):
+        for s in sigs:
+            if previous[s] != signal.SIG_IGN:
+                signal.signal(s, noted)
+        raise Interrupted(signum)
+
+    try:
+        for s in sigs:
+            if previous[s] != signal.SIG_IGN:
+                signal.signal(s, stop)
+    except ValueError:          # not the main thread: signals are not ours to handle
+        return {}
+    return previous
+
+
+def _interrupted(exc):
+    """Report an interrupt; returns the exit status (128 + the signal number)."""
+    import signal
+    click.echo(INTERRUPTED, err=True)
+    return 128 + getattr(exc, "signum", signal.SIGINT)
+
+
 def main(argv=None):
-    """Entry point: run the CLI with the project's error handling."""
+    """Entry point: run the CLI with the project's error handling. SIGINT (Ctrl-C),
+    SIGTERM and SIGHUP end a command alike: exit status 128 + the signal number."""
+    import signal
+    previous = _catch_stop_signals()
+    try:
+        _main(argv)
+    except KeyboardInterrupt as e:      # a signal while an error was being reported
+        sys.exit(_interrupted(e))
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _main(argv):
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
         cli.main(args=argv, prog_name="rtrig", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as e:
+        if isinstance(e.__cause__, KeyboardInterrupt):     # click wraps Ctrl-C in Abort
+            sys.exit(_interrupted(e.__cause__))
         click.echo("aborted", err=True)
         sys.exit(130)
-    except KeyboardInterrupt:
-        click.echo("interrupted: everything recorded so far is kept in the capture file",
-                   err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as e:
+        sys.exit(_interrupted(e))
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

@@ -120,6 +120,7 @@ def sweep_command():
         path = output or _default_path("sweep")
         log = (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
         with obj.rig() as rig:
+            settings.validate(rig.tick_hz, rig.stim_step)   # before any step runs
             res = run_sweep(rig, settings, path, log=log)
         if as_json:
             click.echo(json.dumps(res.to_json(), indent=2))

@@ -1,7 +1,7 @@
 """The project's own error types; the CLI turns them into one-line messages."""
 
 __all__ = ["RtrigError", "UsageError", "LinkError", "NotARigError", "SimulationError",
-           "CaptureFormatError", "ToolchainError"]
+           "CaptureFormatError", "ToolchainError", "Interrupted"]
 
 
 class RtrigError(Exception):
@@ -41,3 +41,17 @@ class CaptureFormatError(RtrigError):
 class ToolchainError(RtrigError):
     """A build tool is missing or failed."""
     exit_code = 7
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal that ends a command like Ctrl-C (SIGINT, SIGTERM, SIGHUP).
+
+    A KeyboardInterrupt, so the procedures that handle Ctrl-C (capture, statistics,
+    sweep) stop the stimulus and close their file with status ``interrupted``; the CLI
+    then exits with 128 + ``signum``.
+    """
+
+    def __init__(self, signum):
+        import signal
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum

@@ -243,6 +243,18 @@ def write_vcd(cap, f):
 # ------------------------------------------------------------------------ cyclictest
 
 
+#: Most 1 µs buckets of a cyclictest histogram (one line each): latencies up to 1 s.
+#: Beyond the last bucket they are counted as overflows, as cyclictest does.
+MAX_BUCKETS = 1_000_000
+
+
+def _check_buckets(buckets):
+    if not 1 <= buckets <= MAX_BUCKETS:
+        raise UsageError(f"--buckets must be between 1 and {MAX_BUCKETS} (1 s of 1 µs "
+                         f"buckets), got {buckets}",
+                         hint="latencies beyond the last bucket are counted as overflows")
+
+
 def cyclictest_histogram(cap, buckets=None):
     """cyclictest's figures per channel, in µs: ``(names, hist, stats)``.
 
@@ -250,7 +262,8 @@ def cyclictest_histogram(cap, buckets=None):
     ``floor(ns / 1000) == i`` (cyclictest's integer µs). ``stats`` per channel:
     ``min``, ``avg``, ``max`` (integer µs like cyclictest: truncated), ``total``,
     ``overflows``, ``overflow_pulses`` (pulse numbers at or beyond the last
-    bucket) and ``missed``. Default bucket count: enough for the largest latency.
+    bucket) and ``missed``. Default bucket count: enough for the largest latency,
+    at most :data:`MAX_BUCKETS`.
     """
     recs = channel_records(cap)
     names = list(recs)
@@ -269,9 +282,8 @@ def cyclictest_histogram(cap, buckets=None):
         us_all.append(np.floor(ns / 1000.0 + 1e-9).astype(np.int64))
         pulses_all.append(rec["pulse"][ok])
     if buckets is None:
-        buckets = max([int(u.max()) + 1 for u in us_all if len(u)] + [1])
-    if buckets < 1:
-        raise UsageError("--buckets must be at least 1")
+        buckets = min(max([int(u.max()) + 1 for u in us_all if len(u)] + [1]), MAX_BUCKETS)
+    _check_buckets(buckets)
     hist = np.zeros((buckets, len(names)), dtype=np.int64)
     stats = []
     for j, (u, p) in enumerate(zip(us_all, pulses_all, strict=True)):
@@ -313,9 +325,9 @@ def _cyclictest_from_stats(cap, buckets):
         return int(np.floor(ticks * tick_ns / 1000.0 + 1e-9))
 
     if buckets is None:
-        buckets = max([us(f["lat_max"]) + 1 for f in figs if f["answered"]] + [1])
-    if buckets < 1:
-        raise UsageError("--buckets must be at least 1")
+        buckets = min(max([us(f["lat_max"]) + 1 for f in figs if f["answered"]] + [1]),
+                      MAX_BUCKETS)
+    _check_buckets(buckets)
     hist = np.zeros((buckets, len(names)), dtype=np.int64)
     stats = []
     for j, fig in enumerate(figs):

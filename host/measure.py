@@ -43,6 +43,13 @@ _CHECK_S = 0.05
 _QUIET_S = 0.1
 
 
+def register_max(reg):
+    """The largest value register ``reg`` holds (its width in
+    :data:`rtrig.protocol.REGISTERS`): the limit of every setting written to it."""
+    from ..protocol import REGISTER_BY_ADDR
+    return (1 << REGISTER_BY_ADDR[int(reg)].width) - 1
+
+
 @dataclass
 class CaptureSettings:
     """What to measure. Times in seconds, frequencies in Hz.
@@ -74,7 +81,17 @@ class CaptureSettings:
     def ticks(self, tick_hz, step=1):
         """Validate against the rig's tick rate; returns register values. ``step``
         (register ``STIM_STEP``): the stimulus and loopback settings are rounded to
-        multiples of it (2 or 4 on a rig with DDR input capture)."""
+        multiples of it (2 or 4 on a rig with DDR input capture). Every value must fit
+        its register (:func:`register_max`): none is left to wrap."""
+        from .units import format_s
+
+        def limit(what, value, ticks, reg, hint=None):
+            top = register_max(reg)
+            if ticks > top:
+                raise UsageError(f"{what} {value} is more than the rig holds: at most "
+                                 f"{format_s(top / tick_hz)} ({top} ticks, register "
+                                 f"{reg.name})", hint=hint)
+
         if not (self.freq > 0 and math.isfinite(self.freq)):
             raise UsageError(f"frequency must be positive, got {self.freq:g} Hz",
                              hint="e.g. --freq 10k")
@@ -82,16 +99,36 @@ class CaptureSettings:
             raise UsageError(f"duty cycle must be between 0 and 1 (exclusive), got {self.duty:g}")
         if self.count is not None and self.count <= 0:
             raise UsageError(f"pulse count must be at least 1, got {self.count}")
-        if self.duration is not None and self.duration <= 0:
+        if self.count is not None and self.count > register_max(Reg.STIM_COUNT):
+            raise UsageError(f"pulse count {self.count} is more than the rig counts: at most "
+                             f"{register_max(Reg.STIM_COUNT)} (register STIM_COUNT)",
+                             hint="split the measurement into several captures")
+        if self.duration is not None and not (self.duration > 0 and
+                                              math.isfinite(self.duration)):
             raise UsageError(f"duration must be positive, got {self.duration:g} s")
-        if self.jitter < 0 or self.delay < 0:
+        if not (self.jitter >= 0 and self.delay >= 0):
             raise UsageError("jitter and delay cannot be negative")
+        if self.timeout is not None and not self.timeout >= 0:
+            raise UsageError(f"response timeout cannot be negative, got {format_s(self.timeout)}",
+                             hint="e.g. --timeout 100us (default: until the next stimulus)")
+        for name, v in (("jitter", self.jitter), ("delay", self.delay),
+                        ("timeout", self.timeout), ("STIM1 offset", self.stim1_offset)):
+            if v is not None and not math.isfinite(v):
+                raise UsageError(f"{name} must be a finite duration, got {v:g} s")
         if self.target not in TARGETS:
             raise UsageError(f"unknown target '{self.target}'",
                              hint=f"choose one of: {', '.join(TARGETS)}")
+        if not self.channels:
+            raise UsageError("no response channel given", hint="channels are: isr, app")
         for ch in self.channels:
             if ch not in CHANNELS:
                 raise UsageError(f"unknown channel '{ch}'", hint="channels are: isr, app")
+        for name, reg in _MODEL_REGS.items():
+            v = (self.model or {}).get(name)
+            if v is not None and not 0 <= v <= register_max(reg):
+                raise UsageError(f"model {name} {v} ticks is outside what the rig holds: "
+                                 f"0..{register_max(reg)} (register {reg.name})")
+
         def whole(ticks):
             return ticks // step * step
 
@@ -105,8 +142,25 @@ class CaptureSettings:
         count = self.count
         if count is None:
             count = max(1, round((self.duration or 1.0) * self.freq))
+            if count > register_max(Reg.STIM_COUNT):
+                raise UsageError(f"{format_s(self.duration)} at {self.freq:g} Hz is {count} "
+                                 f"pulses, more than the rig counts: at most "
+                                 f"{register_max(Reg.STIM_COUNT)} (register STIM_COUNT)",
+                                 hint="split the measurement into several captures")
         jitter = whole(round(self.jitter * tick_hz))
+        limit("jitter", format_s(self.jitter), jitter, Reg.STIM_JITTER)
+        # The stimulus counts each period plus its jitter in one 32-bit counter, and the
+        # default response window is that long.
+        limit("period plus jitter", format_s((period + jitter) / tick_hz), period + jitter,
+              Reg.STIM_PERIOD, hint="lower --jitter")
         timeout = round(self.timeout * tick_hz) if self.timeout else period + jitter
+        if timeout == 0:
+            raise UsageError(f"response timeout {format_s(self.timeout)} is shorter than one "
+                             f"tick ({format_s(1 / tick_hz)})",
+                             hint="give 0 for the default: until the next stimulus")
+        limit("response timeout", format_s(timeout / tick_hz), timeout, Reg.LAT_TIMEOUT)
+        delay = whole(round(self.delay * tick_hz))
+        limit("loopback delay", format_s(self.delay), delay, Reg.LOOP_DELAY)
         offset = None
         if self.stim1_offset is not None:
             offset = whole(round(self.stim1_offset * tick_hz))
@@ -115,8 +169,7 @@ class CaptureSettings:
                                  hint=f"offset < {(period - high) / tick_hz * 1e6:g} µs "
                                       "at this frequency and duty cycle")
         return {"period": period, "high": high, "count": count, "jitter": jitter,
-                "timeout": timeout, "delay": whole(round(self.delay * tick_hz)),
-                "stim1_offset": offset}
+                "timeout": timeout, "delay": delay, "stim1_offset": offset}
 
 
 class RigSession:
@@ -147,13 +200,15 @@ class RigSession:
 
 @contextlib.contextmanager
 def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None,
-             sim_link="fast"):
+             sim_link="fast", baudrate=3_000_000):
     """Open a rig on ``port`` (a device or pyserial URL) or start the simulation twin.
 
     With ``sim``, ``soc=True`` starts the twin built with the reference SoC running
     ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md; ``board`` (a
     board name) the twin of that board's gateware; ``sim_link`` its host link:
-    ``fast`` (default) or ``line`` (the board's own baud, :data:`rtrig.host.sim.LINKS`)."""
+    ``fast`` (default) or ``line`` (the board's own baud, :data:`rtrig.host.sim.LINKS`).
+    ``baudrate``: the serial port's rate (a rig built with a faster link, ``rtrig build
+    --baud``); a socket ignores it."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     if not sim and not port:
         raise UsageError("no rig given", hint="use --port PORT (or RTRIG_PORT), or --sim")
@@ -168,7 +223,7 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
             simrig = SimRig(log=log, **opts)
             simrig.start()
             port = simrig.url
-        link = RigLink(port)
+        link = RigLink(port, baudrate=baudrate)
         try:
             info = link.identify()
             if info["version"] != GATEWARE_VERSION:
@@ -270,11 +325,13 @@ def run_capture(session, settings, path, progress=True, on_block=None):
         LAT_TIMEOUT=regs["timeout"],
         EDGE_EN=(0x3F | 0x3F << 8 | 1 << 16) if settings.raw_events else 0,
     )
-    # Zero the rig's counters and drop anything left over from an earlier run.
+    # Zero the rig's counters and drop anything left over from an earlier run; the
+    # host's link counters start with them, the pulse index from 0 (RigLink.write).
     link.write(Reg.CLEAR, 1)
     link.poll()
     for t in PacketType.LATENCY, PacketType.EVENT, PacketType.TRUTH:
         link.take(t)
+    link.clear_counters(from_pulse_0=True)
     link.write(Reg.STREAM_EN, streams)
 
     meta = capture_meta(session, settings, regs, "records")
@@ -346,19 +403,30 @@ def run_capture(session, settings, path, progress=True, on_block=None):
         bar.done()
     flush()
     lat_ovf, evt_ovf = link.read1(Reg.LAT_OVERFLOW), link.read1(Reg.EVT_OVERFLOW)
-    counters = {
-        "crc_errors": link.crc_errors,
-        "lost_packets": link.lost_packets,
-        "bad_payloads": link.bad_payloads,
-        "overflows": lat_ovf + evt_ovf,
-        "lat_overflow": lat_ovf,
-        "evt_overflow": evt_ovf,
-        "truth_overflow": link.read1(Reg.TRUTH_OVERFLOW),
-        "rx_errors": link.read1(Reg.RX_ERRORS),
-    }
+    truth_ovf = link.read1(Reg.TRUTH_OVERFLOW)
+    rx_errors = link.read1(Reg.RX_ERRORS)
     pulses_issued = link.read1(Reg.STIM_PULSES)
     heartbeat = link.read1(Reg.HB_COUNT)
     link.write(Reg.STREAM_EN, 0)
+    # Latency records are counted exactly by their pulse index (every pulse gets one
+    # record per channel, so those missing after the last one received count too);
+    # those the rig's full FIFO dropped are its overflows, not link losses (and then
+    # a gap that looks longer than its sequence numbers say may be such drops).
+    link.loss.end([CHANNELS[c] for c in settings.channels], pulses_issued)
+    lost_records = max(link.missing_records - lat_ovf, 0)
+    other = link.loss.lost_other_seen if lat_ovf else link.loss.lost_other
+    counters = {
+        "crc_errors": link.crc_errors,
+        "lost_packets": lost_records + other,
+        "lost_records": lost_records,
+        "bad_payloads": link.bad_payloads,
+        "duplicates": link.duplicates,
+        "overflows": lat_ovf + evt_ovf + truth_ovf,
+        "lat_overflow": lat_ovf,
+        "evt_overflow": evt_ovf,
+        "truth_overflow": truth_ovf,
+        "rx_errors": rx_errors,
+    }
     if received < expected:
         status = "incomplete"
     final = {"status": status, "records": received, "expected_records": expected,
@@ -399,12 +467,15 @@ def capture_meta(session, settings, regs, mode):
 
 
 def _drained(link, received, events_received, raw_events):
-    """Has every record the rig produced reached the host?"""
+    """Has every record the rig produced reached the host (or been counted lost)?"""
     lat = received + len(link.streams[PacketType.LATENCY]) // 19
+    if link.missing_records:        # less the records the rig dropped itself
+        lat += max(link.missing_records - link.read1(Reg.LAT_OVERFLOW), 0)
     if lat < link.read1(Reg.LAT_RECORDS):
         return False
     if raw_events:
-        ev = events_received + len(link.streams[PacketType.EVENT]) // 7
+        # events carry no index: the packets lost in gaps that no record claims
+        ev = events_received + len(link.streams[PacketType.EVENT]) // 7 + link.loss.lost_other
         if ev < link.read1(Reg.EVT_RECORDS):
             return False
     return True

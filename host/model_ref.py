@@ -85,10 +85,21 @@ class ModelParams:
         """
         out = {}
         for key, value in kwargs.items():
-            if key in ("app", "seed"):
-                out[key] = bool(value) if key == "app" else int(value)
+            if key == "app":
+                out[key] = bool(value)
+            elif key == "seed":
+                try:
+                    out[key] = int(value, 0) if isinstance(value, str) else int(value)
+                except (TypeError, ValueError):
+                    raise ValueError(f"seed must be an integer, got {value!r}") from None
             elif key.endswith("_ns") and key[:-3] in _DURATIONS:
-                out[key[:-3]] = int(round(value / TICK_NS))
+                try:
+                    ns = float(value)
+                except (TypeError, ValueError):
+                    raise ValueError(f"{key} must be a number of ns, got {value!r}") from None
+                if not math.isfinite(ns):
+                    raise ValueError(f"{key} must be a finite number of ns, got {value!r}")
+                out[key[:-3]] = int(round(ns / TICK_NS))
             else:
                 raise TypeError(f"unknown model parameter {key!r}")
         return cls(**out)

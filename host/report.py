@@ -470,17 +470,31 @@ def _describe(cap):
     status = (cap.final or {}).get("status", "cut off (no final chunk)")
     if cap.truncated:
         status += ", torn last chunk"
+    bits.append(("status", html.escape(status)))
     link = (cap.final or {}).get("link") or {}
     if link:
-        status += (f"; link: {link.get('crc_errors', 0)} CRC errors, "
-                   f"{link.get('lost_packets', 0)} lost packets, "
-                   f"{link.get('overflows', 0)} FIFO overflows")
-    bits.append(("status", html.escape(status)))
+        bits.append(("link", _link_counters(link)))
     if m.get("start_time"):
         bits.append(("started", html.escape(str(m["start_time"]))))
     bits.append(("records", f"{record_count(cap, b'LATR')} latency records, "
                             f"{record_count(cap, b'EVNT')} raw events"))
     return "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in bits)
+
+
+def _link_counters(link):
+    """Every loss counter of a capture's ``final["link"]``; a nonzero one in bold red,
+    with what it means as its tooltip."""
+    from .link import LINK_COUNTERS
+    out = []
+    for k, (_, label, meaning) in LINK_COUNTERS.items():
+        if k not in link:
+            continue
+        text = html.escape(f"{link[k]} {label}")
+        if link[k]:
+            text = (f'<span class="loss" style="color:#b00;font-weight:bold" '
+                    f'title="{html.escape(meaning)}">{text}</span>')
+        out.append(text)
+    return ", ".join(out)
 
 
 class _Page:

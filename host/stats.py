@@ -398,10 +398,12 @@ def run_stats_capture(session, settings, path, bin_shift=None, progress=True,
         raise
     bar.done()
     writer.json(b"STAT", stat)
+    # Host counters since the CLEAR of program_statistics (RigLink.counters), the rig's.
     counters = {
         "crc_errors": link.crc_errors, "lost_packets": link.lost_packets,
-        "bad_payloads": link.bad_payloads, "overflows": stat["drops"],
-        "stat_drops": stat["drops"], "rx_errors": link.read1(Reg.RX_ERRORS),
+        "bad_payloads": link.bad_payloads, "duplicates": link.duplicates,
+        "overflows": stat["drops"], "stat_drops": stat["drops"],
+        "rx_errors": link.read1(Reg.RX_ERRORS),
     }
     accounted = sum(c["answered"] + c["missed"] for c in stat["channels"].values())
     expected = count * len(settings.channels)

@@ -91,7 +91,11 @@ class SweepSettings:
     min_heartbeats: int = 2000
     early_end: bool = True
 
-    def validate(self):
+    def validate(self, tick_hz=None, step=1):
+        """Check the settings (raises UsageError); returns ``self``. With the rig's
+        ``tick_hz`` (and ``STIM_STEP``) also that the steps at both ends of the range
+        fit the rig's registers, before the first step runs."""
+        from .measure import register_max
         for name in ("f_from", "f_to"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
@@ -103,17 +107,35 @@ class SweepSettings:
         if not 0 < self.resolution < 0.5:
             raise UsageError(f"resolution must be between 0 and 50 %, got {self.resolution:g}",
                              hint="e.g. --resolution 0.5%")
-        if not self.factor > 1 + self.resolution:
+        if not (self.factor > 1 + self.resolution and math.isfinite(self.factor)):
             raise UsageError(f"bracketing factor must be above 1 + resolution, got {self.factor:g}")
         if not 0 < self.sf_threshold < 1:
             raise UsageError(f"--sf-threshold must be between 0 and 1, got {self.sf_threshold:g}")
         if self.pulses is not None and self.pulses < 2:
             raise UsageError(f"--pulses must be at least 2, got {self.pulses}")
-        if self.stim_jitter is not None and self.stim_jitter < 0:
-            raise UsageError("stimulus jitter cannot be negative")
+        if self.pulses is not None and self.pulses > register_max(Reg.STIM_COUNT):
+            raise UsageError(f"--pulses {self.pulses} is more than the rig counts: at most "
+                             f"{register_max(Reg.STIM_COUNT)} (register STIM_COUNT)")
+        if self.stim_jitter is not None and not (self.stim_jitter >= 0 and
+                                                 math.isfinite(self.stim_jitter)):
+            raise UsageError("stimulus jitter must be a finite duration of 0 or more")
         for ch in self.channels:
             if ch not in ("isr", "app"):
                 raise UsageError(f"unknown channel '{ch}'", hint="channels are: isr, app")
+        if not self.channels and not self.load:
+            raise UsageError("no channel to sweep and no --load: nothing to find",
+                             hint="channels are: isr, app")
+        if tick_hz is not None:
+            # The slowest step (longest period, plus jitter) and the fastest.
+            for option, f in (("--from", self.f_from), ("--to", self.f_to)):
+                probe = CaptureSettings(freq=f, count=self.n_pulses,
+                                        jitter=self.stim_jitter or 0.0,
+                                        channels=self.channels or ("isr",),
+                                        target=self.target, model=self.model)
+                try:
+                    probe.ticks(tick_hz, step)
+                except UsageError as e:
+                    raise UsageError(f"{option} {format_hz(f)}: {e}", hint=e.hint) from None
         return self
 
     @property

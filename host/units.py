@@ -1,11 +1,12 @@
 """Quantities with units on the command line: frequencies and durations."""
 
+import math
 import re
 
 import click
 
 __all__ = ["parse_frequency", "parse_duration", "FREQUENCY", "DURATION", "format_hz",
-           "format_ns"]
+           "format_ns", "format_s"]
 
 _NUM = r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
 _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
@@ -17,7 +18,10 @@ def parse_frequency(text):
     m = re.fullmatch(_NUM + r"\s*([kKMG]?)(?:[hH][zZ])?", str(text).strip())
     if not m:
         raise ValueError(f"'{text}' is not a frequency (try 10k, 127kHz, 50Hz)")
-    return float(m.group(1)) * _SI[m.group(2)]
+    hz = float(m.group(1)) * _SI[m.group(2)]
+    if not math.isfinite(hz):
+        raise ValueError(f"'{text}' is not a finite frequency")
+    return hz
 
 
 def parse_duration(text):
@@ -27,7 +31,10 @@ def parse_duration(text):
     m = re.fullmatch(_NUM + r"\s*(s|ms|us|µs|ns|min)?", s)
     if not m or (m.group(2) is None and float(m.group(1)) != 0):
         raise ValueError(f"'{text}' is not a duration (try 1.5us, 200ms, 2s)")
-    return float(m.group(1)) * _TIME[m.group(2) or "s"]
+    s = float(m.group(1)) * _TIME[m.group(2) or "s"]
+    if not math.isfinite(s):
+        raise ValueError(f"'{text}' is not a finite duration")
+    return s
 
 
 class _Quantity(click.ParamType):
@@ -63,3 +70,11 @@ def format_ns(ns):
     if abs(ns) >= 10_000:
         return f"{ns / 1000:.1f} µs"
     return f"{ns:.0f} ns"
+
+
+def format_s(seconds):
+    """A duration for messages: '42.95 s', '1.5 ms', '10 ns' (4 significant digits)."""
+    for unit, f in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(seconds) >= f:
+            return f"{seconds / f:.4g} {unit}"
+    return f"{seconds * 1e9:.4g} ns"

@@ -170,7 +170,20 @@ def _read(cap, keep_arrays):
     if cap.meta is None:
         raise CaptureFormatError(f"{path} has no intact metadata chunk "
                                  f"(at byte {cap.truncated_at or _HEADER.size})")
+    _check_meta(path, cap.meta)
     return arrays
+
+
+def _check_meta(path, meta):
+    """What every reader relies on: the metadata is an object with a positive tick rate
+    (times in the file are ticks of it)."""
+    from .host.errors import CaptureFormatError
+    if not isinstance(meta, dict):
+        raise CaptureFormatError(f"{path}: its metadata is not a JSON object")
+    hz = meta.get("tick_hz")
+    if isinstance(hz, bool) or not isinstance(hz, (int, float)) or not 0 < hz < float("inf"):
+        raise CaptureFormatError(f"{path}: its metadata has no valid tick_hz (got {hz!r}); "
+                                 "its times cannot be converted", hint="was it written by rtrig?")
 
 
 def _chunks(f, size, version, keep_arrays):

@@ -5,7 +5,18 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtrig.protocol import REGISTERS, SLIP_END, SLIP_ESC, PacketType, Reg, SlipDecoder, crc16, frame
+from rtrig.protocol import (
+    REGISTERS,
+    SLIP_END,
+    SLIP_ESC,
+    SLIP_ESC_END,
+    SLIP_ESC_ESC,
+    PacketType,
+    Reg,
+    SlipDecoder,
+    crc16,
+    frame,
+)
 
 
 def test_crc16_check_value():
@@ -99,3 +110,64 @@ def test_random_bit_errors_are_detected():
             n_ok += 1
             assert p == payload   # a packet that passes the CRC is the one sent
     assert d.crc_errors >= 490
+
+
+# SLIP resynchronisation: every END resets the decoder -------------------------------
+
+#: Bytes that stress the decoder's escape state: the SLIP specials, zero, and others.
+_SLIP_HEAVY = st.sampled_from([SLIP_END, SLIP_ESC, SLIP_ESC_END, SLIP_ESC_ESC, 0x00, 0x41])
+
+
+def reference_decode(data):
+    """A plain reading of the framing: the packets and bad packets of every chunk
+    closed by an END (the bytes after the last END are not a chunk yet)."""
+    packets, bad = [], 0
+    for chunk in data.split(bytes([SLIP_END]))[:-1]:
+        if not chunk:
+            continue
+        body, it, ok = bytearray(), iter(chunk), True
+        for b in it:
+            if b == SLIP_ESC:
+                nxt = next(it, None)
+                if nxt not in (SLIP_ESC_END, SLIP_ESC_ESC):
+                    ok = False
+                    break
+                b = SLIP_END if nxt == SLIP_ESC_END else SLIP_ESC
+            body.append(b)
+        if not ok or len(body) > SlipDecoder.MAX_BODY or len(body) < 4 or crc16(body):
+            bad += 1
+        else:
+            packets.append((body[0], body[1], bytes(body[2:-2])))
+    return packets, bad
+
+
+def test_esc_then_end_does_not_eat_the_next_packet():
+    good = frame(PacketType.LATENCY, 9, bytes(range(19)))
+    d = SlipDecoder()
+    assert d.feed(bytes([SLIP_END, SLIP_ESC, SLIP_END]) + good) == \
+        [(PacketType.LATENCY, 9, bytes(range(19)))]
+    assert d.crc_errors == 1            # the cut-off escape is one bad packet
+
+
+@settings(max_examples=2000)
+@given(st.lists(_SLIP_HEAVY, max_size=12), st.integers(0, 255), st.binary(max_size=20))
+def test_a_good_packet_survives_any_junk_before_it(junk, seq, payload):
+    d = SlipDecoder()
+    out = d.feed(bytes(junk) + frame(PacketType.EVENT, seq, payload))
+    assert out[-1:] == [(PacketType.EVENT, seq, payload)]
+
+
+@settings(max_examples=1000)
+@given(st.lists(st.one_of(st.lists(_SLIP_HEAVY, max_size=8).map(bytes),
+                          st.builds(frame, st.just(PacketType.EVENT), st.integers(0, 255),
+                                    st.binary(max_size=12))), max_size=12),
+       st.randoms())
+def test_decoder_matches_the_reference_in_any_pieces(parts, rnd):
+    data = b"".join(parts)
+    d = SlipDecoder()
+    out, pos = [], 0
+    while pos < len(data):
+        n = rnd.randint(1, 9)
+        out += d.feed(data[pos:pos + n])
+        pos += n
+    assert (out, d.crc_errors) == reference_decode(data)

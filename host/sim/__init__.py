@@ -295,6 +295,8 @@ class SimRig:
             self.trace = Path(trace) if trace else tmp / "trace.txt"
         self.proc = None
         self.url = None
+        #: Exit status of the stopped simulator (0: it ended cleanly when asked).
+        self.returncode = None
 
     def start(self):
         divisor = self.clk_freq // self.baud
@@ -303,8 +305,10 @@ class SimRig:
             args += ["--poll", str(int(self.poll_cycles))]
         if self.soc:
             args += ["--console", str(self.console), "--trace", str(self.trace)]
+        # --parent: the twin leaves if we die before it has armed PR_SET_PDEATHSIG.
         self.proc = subprocess.Popen(
-            [str(self.exe), "--divisor", str(divisor), "--port", "0", *args],
+            [str(self.exe), "--divisor", str(divisor), "--port", "0",
+             "--parent", str(os.getpid()), *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             start_new_session=True)   # Ctrl-C reaches the host, which then stops us
         line = self.proc.stdout.readline()
@@ -317,19 +321,24 @@ class SimRig:
         return self
 
     def stop(self):
+        """Stop the simulator: SIGTERM, which it honours at every moment (waiting for
+        the client too) within ~50 ms. SIGKILL only if it has not ended after 5 s."""
         p, self.proc = self.proc, None
         if p is None:
             return
-        if p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        for f in (p.stdout, p.stderr):
-            if f:
-                f.close()
+        try:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            self.returncode = p.returncode
+        finally:
+            for f in (p.stdout, p.stderr):
+                if f:
+                    f.close()
 
     def __enter__(self):
         return self.start()

@@ -4,14 +4,18 @@
 // built with a divisor of 4 (25 Mbaud at 100 MHz), the line-rate twin with the
 // board's (33: 3 Mbaud); this harness shifts whatever divisor it is given.
 //
-// Usage: rtrig-sim --divisor N [--port P] [--poll CYCLES] [--console PATH] [--trace PATH]
+// Usage: rtrig-sim --divisor N [--port P] [--poll CYCLES] [--parent PID] [--console PATH]
+//                  [--trace PATH]
 // Built with -DRTRIG_SOC (the reference SoC target): the harness also drives the SoC's
 // 50 MHz clock (one edge per rig cycle), appends its console bytes and SIM_EXIT codes to
 // --console and its TRACE words (one decimal per line) to --trace.
 // Prints "RTRIG-SIM LISTENING <port>" once it listens on 127.0.0.1; serves one
-// client; exits when the client disconnects or the parent process dies.
+// client; exits when the client disconnects, on SIGTERM or SIGHUP, or when the parent
+// process (--parent: the host that started it) dies, at any moment: before the client
+// connects too (it then ends within LISTEN_POLL_MS).
 
 #include <arpa/inet.h>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -22,6 +26,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <string>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -51,6 +56,9 @@ static void soc_clock(Vrig_top &) {}
 static void soc_outputs(Vrig_top &) {}
 #endif
 static void on_signal(int) { stop_requested = 1; }
+// How often the wait for the client looks at the stop flag and at the parent: a signal
+// landing between the flag test and poll() is seen this much later.
+static const int LISTEN_POLL_MS = 50;
 
 // The external pins in simulation: a wire from STIM0 to ISR_OUT and from STIM1 to
 // APP_OUT (the calibration loopback of a real bench), every sample of the clock alike,
@@ -76,12 +84,14 @@ static void external_pins(Vrig_top &top) {
 
 int main(int argc, char **argv) {
     int divisor = 33, port = 0;
+    pid_t parent = 0;
     long long bench = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string a = argv[i];
         if (a == "--divisor") divisor = atoi(argv[i + 1]);
         else if (a == "--port") port = atoi(argv[i + 1]);
         else if (a == "--bench") bench = atoll(argv[i + 1]);
+        else if (a == "--parent") parent = (pid_t)atol(argv[i + 1]);
         else if (a == "--poll" && atoll(argv[i + 1]) > 0) poll_cycles = atoll(argv[i + 1]);
 #ifdef RTRIG_SOC
         else if (a == "--console") soc_console = fopen(argv[i + 1], "w");
@@ -112,11 +122,22 @@ int main(int argc, char **argv) {
         printf("%lld cycles in %.3f s: %.0f cycles/s\n", bench, s, bench / s);
         return 0;
     }
-    // Never outlive the host process that started us (no stray simulators).
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    signal(SIGTERM, on_signal);
+    // SIGTERM and SIGHUP end the twin. Without SA_RESTART a blocking call they interrupt
+    // returns EINTR instead of resuming (signal() would restart accept() for ever).
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGHUP, &sa, nullptr);
     signal(SIGINT, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
+    // Never outlive the host process that started us (no stray simulators): the kernel
+    // sends SIGTERM when it dies. It may have died before this call: then we have a new
+    // parent already, and leave.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    auto orphaned = [parent]() { return parent > 0 ? getppid() != parent : getppid() == 1; };
+    if (orphaned()) return 0;
 
     int ls = socket(AF_INET, SOCK_STREAM, 0);
     int one = 1;
@@ -133,9 +154,23 @@ int main(int argc, char **argv) {
     getsockname(ls, (sockaddr *)&addr, &alen);
     printf("RTRIG-SIM LISTENING %d\n", ntohs(addr.sin_port));
     fflush(stdout);
-    int cs = accept(ls, nullptr, nullptr);
+    // Wait for the client with poll() and a timeout, so a stop request or the parent's
+    // death is seen however it arrives.
+    fcntl(ls, F_SETFL, O_NONBLOCK);
+    int cs = -1;
+    while (!stop_requested && !orphaned()) {
+        pollfd pfd{ls, POLLIN, 0};
+        int r = poll(&pfd, 1, LISTEN_POLL_MS);
+        if (r < 0 && errno != EINTR) break;
+        if (r > 0) {
+            cs = accept(ls, nullptr, nullptr);
+            if (cs >= 0) break;
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+                errno != ECONNABORTED) break;
+        }
+    }
     close(ls);
-    if (cs < 0) return stop_requested ? 0 : 2;
+    if (cs < 0) return (stop_requested || orphaned()) ? 0 : 2;
     setsockopt(cs, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     fcntl(cs, F_SETFL, O_NONBLOCK);
 
@@ -218,7 +253,10 @@ int main(int argc, char **argv) {
                 while (off < to_host.size()) {
                     ssize_t n = send(cs, to_host.data() + off, to_host.size() - off, 0);
                     if (n > 0) { off += n; continue; }
-                    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) { usleep(100); continue; }
+                    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !stop_requested) {
+                        usleep(100);
+                        continue;
+                    }
                     stop_requested = 1;
                     break;
                 }

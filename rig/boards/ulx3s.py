@@ -103,7 +103,7 @@ def _openfpgaloader(bitstream):
     return ["openFPGALoader", "-b", "ulx3s", str(bitstream)]
 
 
-def _board(name, base, title, targets=("rig",), same_die_as=""):
+def _board(name, base, title, targets=("rig",), same_die_as="", seeds=(1, 2, 3)):
     return Board(
         name=name, code=1, title=title, platform=_platform(base),
         clk_freq=100_000_000, clocking=_clocking, uart=("uart", 0),
@@ -116,7 +116,7 @@ def _board(name, base, title, targets=("rig",), same_die_as=""):
         # placement (docs/performance.md, FPGA boards).
         nextpnr_opts="--router router2 --tmg-ripup",
         # Placement varies by a few MHz from seed to seed; a miss is retried.
-        seeds=(1, 2, 3),
+        seeds=seeds,
         targets=targets, soc_clocking=_soc_clocking, soc_rig_clk=SOC_RIG_CLK,
         same_die_as=same_die_as,
     )
@@ -127,7 +127,10 @@ BOARDS = [
     # builds it twice: 64 DP16KD of the 85F's 208. The smaller parts are not offered.
     _board("ulx3s", ULX3S_85F_Platform, "ULX3S 85F", targets=("rig", "soc", "soc-alone")),
     _board("ulx3s-45f", ULX3S_45F_Platform, "ULX3S 45F"),
-    _board("ulx3s-25f", ULX3S_25F_Platform, "ULX3S 25F"),
+    # The 25F is the tightest fit: with the gateware of protocol v2, seed 1 places it at
+    # 99.0 MHz and seed 2 at 101.5 MHz, so seed 2 goes first (the builds are
+    # deterministic: a fresh machine finds the same).
+    _board("ulx3s-25f", ULX3S_25F_Platform, "ULX3S 25F", seeds=(2, 1, 3)),
     # The LFE5U-12F is the 25F's die: nextpnr places and routes it with the 25F's chip
     # database, so the 25F's result stands for it and only the bitstream is packed
     # again, with the 12F's IDCODE (verified: rtrig.boards.build._build_same_die).

@@ -1,0 +1,309 @@
+"""Nothing lost silently: captures through a link that drops, damages, repeats and
+stalls the rig's packets (tests/host/faultproxy.py, between the host and the twin).
+
+Loopback latencies are known exactly, and the proxy logs every packet it damaged: every
+injected loss must be counted, and no sample that reaches the capture may differ from
+the truth. The loss accounting itself (sequence gaps, pulse indices) is also checked
+packet by packet over ``loop://``.
+"""
+
+import numpy as np
+import pytest
+from faultproxy import FaultProxy
+
+from rtrig import load
+from rtrig.host import report
+from rtrig.host.cli import main
+from rtrig.host.errors import LinkError
+from rtrig.host.link import LINK_COUNTERS, RigLink
+from rtrig.host.measure import CaptureSettings, open_rig, run_capture
+from rtrig.protocol import PacketType, Reg, crc16, frame
+
+DELAY = 123                 # loopback delay, ticks
+COUNTERS = {"crc_errors", "lost_packets", "lost_records", "bad_payloads", "duplicates",
+            "overflows", "lat_overflow", "evt_overflow", "truth_overflow", "rx_errors"}
+
+
+@pytest.fixture
+def twin():
+    from rtrig.host.sim import SimRig
+    with SimRig() as sim:
+        yield sim
+
+
+def _zero_tail_is_a_crc_error():
+    """A zero byte before the closing delimiter: a CRC with no final XOR leaves the
+    residue of a good packet at zero, so it passes and the payload is one byte long."""
+    body = frame(PacketType.LATENCY, 0, bytes(19))[1:-1]
+    return crc16(body + b"\x00") != 0
+
+
+def expected_counts(proxy):
+    """The counters the host must report for what the proxy did."""
+    tail_crc = _zero_tail_is_a_crc_error()
+    return {
+        "lost_packets": len(proxy.losses()),
+        "duplicates": proxy.count("dup"),
+        "crc_errors": proxy.count("flip", "zero_head", "zero_between", "esc_between")
+        + (proxy.count("zero_tail") if tail_crc else 0),
+        "bad_payloads": 0 if tail_crc else proxy.count("zero_tail"),
+        "overflows": 0,
+    }
+
+
+def lost_pulses(proxy, channel=0):
+    return {int.from_bytes(b[2:6], "little") for b in proxy.losses()
+            if b[0] == PacketType.LATENCY and b[12] & 0x0F == channel}
+
+
+def check_against_truth(records, count, lost, latency, period):
+    """Every pulse not lost is there once, with exactly the true latency."""
+    assert sorted(records["pulse"]) == sorted(set(range(count)) - lost)
+    assert (records["flags"] == 0).all() and (records["latency"] == latency).all()
+    t = records["stim_t"].astype(np.int64)
+    assert (t - t[0] == (records["pulse"].astype(np.int64) - records["pulse"][0]) * period).all()
+
+
+def capture_through(twin, tmp_path, settings, **proxy_args):
+    with FaultProxy(twin.url, **proxy_args) as proxy, open_rig(port=proxy.url) as rig:
+        res = run_capture(rig, settings, tmp_path / "f.rtrig", progress=False)
+        lat_records = rig.link.read1(Reg.LAT_RECORDS)
+    return proxy, res, lat_records
+
+
+RATES = {"drop": 0.01, "flip": 0.01, "dup": 0.01, "stall": 0.002, "zero_head": 0.005,
+         "zero_tail": 0.005, "zero_between": 0.005, "esc_between": 0.01}
+
+
+def test_every_injected_loss_is_counted_and_no_sample_is_wrong(twin, tmp_path):
+    # 1500 pulses, one record each; runs of 300 and exactly 256 lost packets (the
+    # 8-bit sequence number wraps over both), random faults of every kind elsewhere.
+    count, period = 1500, 2000
+    plan = {**FaultProxy.run(100, 300), **FaultProxy.run(700, 256),
+            **FaultProxy.run(count - 5, 5, "pass")}
+    s = CaptureSettings(freq=1e8 / period, count=count, target="loopback", delay=DELAY / 1e8)
+    proxy, res, lat_records = capture_through(twin, tmp_path, s, plan=plan, rates=RATES,
+                                              seed=7)
+    exp = expected_counts(proxy)
+    assert all(proxy.count(f) for f in RATES), "every kind of fault was injected"
+    assert res.link == {**res.link, **exp, "lost_records": exp["lost_packets"]}
+    assert COUNTERS <= res.link.keys()
+    cap = load(res.path)
+    assert cap.final["link"] == res.link
+    lost = lost_pulses(proxy)
+    assert len(lost) == exp["lost_packets"] > 556
+    check_against_truth(cap.channel("isr"), count, lost, DELAY, period)
+    # the rig's own record count agrees: sent = received + lost
+    assert lat_records == cap.final["records"] + res.link["lost_records"] == count
+
+
+def test_losses_at_the_start_and_the_end_are_counted(twin, tmp_path):
+    count, period = 300, 2000
+    plan = {**FaultProxy.run(0, 3), 150: "dup", **FaultProxy.run(count - 4, 4)}
+    s = CaptureSettings(freq=1e8 / period, count=count, target="loopback", delay=DELAY / 1e8)
+    proxy, res, _ = capture_through(twin, tmp_path, s, plan=plan)
+    assert res.link == {**res.link, "lost_packets": 7, "lost_records": 7, "duplicates": 1,
+                        "crc_errors": 0}
+    assert lost_pulses(proxy) == {0, 1, 2, 296, 297, 298, 299}
+    check_against_truth(load(res.path).channel("isr"), count, lost_pulses(proxy), DELAY,
+                        period)
+
+
+def test_two_channels_lose_600_records_in_one_gap(twin, tmp_path):
+    # In the twin the external inputs are wired to STIM0 (ISR, latency 0) and STIM1
+    # (APP, latency = the STIM1 offset); a gap of 600 packets takes 300 of each.
+    count, period = 700, 5000
+    plan = {**FaultProxy.run(400, 600), **FaultProxy.run(2 * count - 5, 5, "pass")}
+    s = CaptureSettings(freq=1e8 / period, count=count, target="external",
+                        channels=("isr", "app"), stim1_offset=3.7e-6)
+    proxy, res, lat_records = capture_through(twin, tmp_path, s, plan=plan, rates=RATES,
+                                              seed=3)
+    exp = expected_counts(proxy)
+    assert res.link == {**res.link, **exp, "lost_records": exp["lost_packets"]}
+    cap = load(res.path)
+    check_against_truth(cap.channel("isr"), count, lost_pulses(proxy, 0), 0, period)
+    check_against_truth(cap.channel("app"), count, lost_pulses(proxy, 1), 370, period)
+    assert lat_records == cap.final["records"] + res.link["lost_records"] == 2 * count
+
+
+def test_lost_raw_events_are_counted_by_sequence_number(twin, tmp_path):
+    # Events carry no index: their gaps (under 256 packets) count by sequence number,
+    # net of the latency records the same gaps took.
+    count, period = 300, 5000
+    plan = {**FaultProxy.run(300, 200), **FaultProxy.run(5 * count - 10, 10, "pass")}
+    s = CaptureSettings(freq=1e8 / period, count=count, target="loopback",
+                        delay=DELAY / 1e8, raw_events=True)
+    proxy, res, _ = capture_through(twin, tmp_path, s, plan=plan, rates=RATES, seed=11)
+    exp = expected_counts(proxy)
+    lost = lost_pulses(proxy)
+    assert res.link == {**res.link, **exp, "lost_records": len(lost)}
+    assert exp["lost_packets"] > len(lost) > 0
+    cap = load(res.path)
+    check_against_truth(cap.channel("isr"), count, lost, DELAY, period)
+    lost_events = exp["lost_packets"] - len(lost)
+    assert len(cap.events) == 4 * count - lost_events
+
+
+def test_the_summary_the_file_and_the_report_show_every_counter(twin, tmp_path, capsys):
+    path = tmp_path / "cli.rtrig"
+    plan = {20: "drop", 40: "zero_tail", 60: "dup", 80: "flip"}
+    with FaultProxy(twin.url, plan=plan) as proxy:
+        try:
+            main(["--port", proxy.url, "capture", "--target", "loopback", "--freq", "20k",
+                  "--count", "200", "--delay", "1us", "--mode", "records", "-q",
+                  "-o", str(path)])
+        except SystemExit as e:
+            assert not e.code
+    out, err = capsys.readouterr()
+    link = load(path).final["link"]
+    assert COUNTERS <= link.keys()
+    assert link == {**link, **expected_counts(proxy), "lost_packets": 3, "lost_records": 3}
+    for k, (_, label, _) in LINK_COUNTERS.items():
+        if k in link:
+            assert f"{link[k]} {label}" in out, f"{k} not in the summary"
+    warned = [ln for ln in err.splitlines() if ln.startswith("warning: ")]
+    nonzero = [k for k in ("crc_errors", "lost_packets", "lost_records", "bad_payloads",
+                           "duplicates") if link[k]]
+    assert len(warned) == len(nonzero) >= 4
+    for k in nonzero:
+        assert any(f"{link[k]} {LINK_COUNTERS[k][1]}" in w for w in warned), k
+    page = report.build_report([load(path)])
+    for k, (_, label, _) in LINK_COUNTERS.items():
+        if k in link:
+            assert f"{link[k]} {label}" in page
+    assert page.count('class="loss"') == len(nonzero)
+
+
+def test_a_noisy_link_is_not_a_missing_rig(twin, capsys):
+    with FaultProxy(twin.url) as proxy:
+        link = RigLink(proxy.url, timeout=0.3)
+        try:
+            assert link.read1(Reg.ID) == 0x52544731
+            proxy.corrupt_responses = True
+            with pytest.raises(LinkError) as e:
+                link.read1(Reg.SCRATCH)
+        finally:
+            link.close()
+    msg = f"{e.value} {e.value.hint}"
+    assert "3 register exchanges" in msg and "CRC errors" in msg and "noisy" in msg
+    assert "powered" not in msg
+
+
+def test_a_noisy_link_at_connection_says_so(twin, capsys):
+    with FaultProxy(twin.url) as proxy:
+        proxy.corrupt_responses = True
+        with pytest.raises(SystemExit) as e:
+            main(["--port", proxy.url, "info"])
+    err = capsys.readouterr().err
+    assert e.value.code == LinkError.exit_code
+    assert "CRC errors" in err and "noisy" in err and "not the rig's port" not in err
+
+
+# Loss accounting packet by packet, over loop:// ----------------------------------------
+
+def latency(pulse, chan=0):
+    return (pulse.to_bytes(4, "little") + bytes(6) + bytes((chan,)) + DELAY.to_bytes(4, "little")
+            + bytes(4))
+
+
+class Feed:
+    """Rig packets written into a loop:// RigLink, with the rig's sequence numbers."""
+
+    def __init__(self):
+        self.link = RigLink("loop://")
+        self.link.clear_counters(from_pulse_0=True)
+        self.seq = 0
+
+    def send(self, ptype, payload, skip=False):
+        if not skip:
+            self.link.port.write(frame(ptype, self.seq, payload))
+            self.link.poll()             # loop:// holds only a few kilobytes
+        self.seq = (self.seq + 1) & 0xFF
+
+    def records(self, pulses, chans=(0,), skip=()):
+        for p in pulses:
+            for c in chans:
+                self.send(PacketType.LATENCY, latency(p, c), skip=(p, c) in skip)
+
+    def done(self):
+        while self.link.poll(wait=0.01):
+            pass
+        return self.link
+
+
+@pytest.mark.parametrize("gap", [256, 257, 300, 511, 512, 1000, 70_000])
+def test_a_gap_of_any_length_is_counted_exactly(gap):
+    f = Feed()
+    f.records(range(gap + 20), skip={(p, 0) for p in range(10, 10 + gap)})
+    link = f.done()
+    assert link.lost_packets == gap
+    assert link.missing_records == gap
+    assert len(link.take(PacketType.LATENCY)) == 19 * 20
+
+
+def test_two_channels_and_a_lost_response_in_one_gap():
+    f = Feed()
+    f.records(range(10), chans=(0, 1))
+    f.records(range(10, 310), chans=(0, 1), skip={(p, c) for p in range(10, 310)
+                                                   for c in (0, 1)})
+    f.send(PacketType.READ_DATA, bytes(7), skip=True)
+    f.records(range(310, 320), chans=(0, 1))
+    link = f.done()
+    assert link.lost_packets == 601 and link.missing_records == 600
+
+
+@pytest.mark.parametrize("lost", [20, 100])
+def test_events_lost_with_records_count_once(lost):
+    # 3 packets a pulse (two events, one record): 60 or 300 lost in one gap
+    f = Feed()
+    for p in range(200):
+        lose = 40 <= p < 40 + lost
+        f.send(PacketType.EVENT, bytes(7), skip=lose)
+        f.send(PacketType.EVENT, bytes(7), skip=lose)
+        f.records([p], skip={(p, 0)} if lose else ())
+    link = f.done()
+    assert link.lost_packets == 3 * lost and link.missing_records == lost
+
+
+def test_duplicates_and_late_records_are_not_losses():
+    f = Feed()
+    f.records(range(5))
+    f.records([5, 7, 6, 7, 8])          # 6 late (after 7), then 7 again
+    f.send(PacketType.EVENT, bytes(7))
+    f.link.port.write(frame(PacketType.EVENT, (f.seq - 1) & 0xFF, bytes(7)))   # a copy
+    link = f.done()
+    assert link.lost_packets == 0 and link.duplicates == 2
+    assert sorted(np.frombuffer(link.take(PacketType.LATENCY), "u1").reshape(-1, 19)[:, 0]) \
+        == list(range(9))
+
+
+def test_a_bad_payload_is_a_lost_record():
+    f = Feed()
+    f.records(range(3))
+    f.send(PacketType.LATENCY, latency(3) + b"\x00")
+    f.records(range(4, 6))
+    link = f.done()
+    assert (link.bad_payloads, link.lost_packets) == (1, 1) and link.missing_records == 1
+
+
+def test_clear_zeroes_the_host_counters_with_the_rig(twin):
+    with FaultProxy(twin.url, plan={0: "flip"}) as proxy, open_rig(port=proxy.url) as rig:
+        link = rig.link
+        link.write(Reg.STREAM_EN, 0)
+        link.write(Reg.TARGET_SEL, 1)
+        link.write(Reg.LAT_CH_EN, 1)
+        link.write(Reg.STIM_COUNT, 3)
+        link.write(Reg.STREAM_EN, 2)
+        link.write(Reg.STIM_CTRL, 1)
+        while link.read1(Reg.LAT_RECORDS) < 3:
+            pass
+        link.poll(wait=0.1)
+        assert link.crc_errors == 1
+        link.write(Reg.CLEAR, 1)
+        assert link.crc_errors == link.lost_packets == 0
+        assert link.counters() == dict.fromkeys(link.counters(), 0)
+
+
+def test_the_proxy_reaches_loopback_addresses_only():
+    with pytest.raises(ValueError):
+        FaultProxy("socket://192.0.2.1:1234")
