@@ -4,7 +4,7 @@ import json
 
 import click
 
-from .cli import CONTEXT, _default_path, _merge, _sim_option, model_params
+from .cli import CONTEXT, _default_path, _merge, _sim_option, _warn_counters, model_params
 from .errors import UsageError
 from .units import DURATION, FREQUENCY, format_hz
 
@@ -126,6 +126,7 @@ def sweep_command():
             click.echo(json.dumps(res.to_json(), indent=2))
         else:
             print_table(res)
+        _warn_counters(res.final.get("link") or {})
 
     return sweep
 

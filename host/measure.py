@@ -390,32 +390,55 @@ def run_capture(session, settings, path, progress=True, on_block=None):
                             break      # the rest is lost: counted below, not waited for
     except (KeyboardInterrupt, LinkError) as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "link lost"
+        final = {"status": status, "records": received, "end_time": _now()}
         try:
             with contextlib.suppress(Exception):
                 link.write(Reg.STIM_CTRL, 0)
                 link.poll(wait=0.2)
             flush(notify=False)
+            # The loss counters as far as they can be had: the rig's too while the link
+            # answers, the host's own when it does not.
+            final["link"] = {"crc_errors": link.crc_errors, "bad_payloads": link.bad_payloads,
+                             "duplicates": link.duplicates}
+            with contextlib.suppress(Exception):
+                final["link"] = _counters(link, settings)[0]
         finally:
-            writer.close(final={"status": status, "records": received, "end_time": _now()})
+            writer.close(final=final)
             bar.done()
         raise
     finally:
         bar.done()
     flush()
+    counters, pulses_issued = _counters(link, settings)
+    heartbeat = link.read1(Reg.HB_COUNT)
+    link.write(Reg.STREAM_EN, 0)
+    if received < expected:
+        status = "incomplete"
+    final = {"status": status, "records": received, "expected_records": expected,
+             "pulses_issued": pulses_issued, "heartbeat_edges": heartbeat,
+             "link": counters, "end_time": _now()}
+    writer.close(final=final)
+    cap = load(path)
+    return CaptureResult(Path(path), capture_summary(cap), counters, meta, final)
+
+
+def _counters(link, settings):
+    """Every loss counter of a records-mode capture (``final["link"]``, the keys of
+    :data:`rtrig.host.link.LINK_COUNTERS`) and the pulses issued, from the rig's
+    registers and the host's link.
+
+    Latency records are counted exactly by their pulse index (every pulse gets one
+    record per channel, so those missing after the last one received count too);
+    those the rig's full FIFO dropped are its overflows, not link losses (and then a
+    gap that looks longer than its sequence numbers say may be such drops)."""
     lat_ovf, evt_ovf = link.read1(Reg.LAT_OVERFLOW), link.read1(Reg.EVT_OVERFLOW)
     truth_ovf = link.read1(Reg.TRUTH_OVERFLOW)
     rx_errors = link.read1(Reg.RX_ERRORS)
     pulses_issued = link.read1(Reg.STIM_PULSES)
-    heartbeat = link.read1(Reg.HB_COUNT)
-    link.write(Reg.STREAM_EN, 0)
-    # Latency records are counted exactly by their pulse index (every pulse gets one
-    # record per channel, so those missing after the last one received count too);
-    # those the rig's full FIFO dropped are its overflows, not link losses (and then
-    # a gap that looks longer than its sequence numbers say may be such drops).
     link.loss.end([CHANNELS[c] for c in settings.channels], pulses_issued)
     lost_records = max(link.missing_records - lat_ovf, 0)
     other = link.loss.lost_other_seen if lat_ovf else link.loss.lost_other
-    counters = {
+    return {
         "crc_errors": link.crc_errors,
         "lost_packets": lost_records + other,
         "lost_records": lost_records,
@@ -426,15 +449,7 @@ def run_capture(session, settings, path, progress=True, on_block=None):
         "evt_overflow": evt_ovf,
         "truth_overflow": truth_ovf,
         "rx_errors": rx_errors,
-    }
-    if received < expected:
-        status = "incomplete"
-    final = {"status": status, "records": received, "expected_records": expected,
-             "pulses_issued": pulses_issued, "heartbeat_edges": heartbeat,
-             "link": counters, "end_time": _now()}
-    writer.close(final=final)
-    cap = load(path)
-    return CaptureResult(Path(path), capture_summary(cap), counters, meta, final)
+    }, pulses_issued
 
 
 def capture_meta(session, settings, regs, mode):

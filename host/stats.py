@@ -393,7 +393,12 @@ def run_stats_capture(session, settings, path, bin_shift=None, progress=True,
             link.write(Reg.STIM_CTRL, 0)
         with contextlib.suppress(Exception):
             writer.json(b"STAT", collect())
-        writer.close(final={"status": status, "end_time": _now()})
+        final = {"status": status, "end_time": _now(),
+                 "link": {"crc_errors": link.crc_errors, "lost_packets": link.lost_packets,
+                          "bad_payloads": link.bad_payloads, "duplicates": link.duplicates}}
+        with contextlib.suppress(Exception):
+            final["link"]["rx_errors"] = link.read1(Reg.RX_ERRORS)
+        writer.close(final=final)
         bar.done()
         raise
     bar.done()

@@ -43,6 +43,8 @@ FIGURES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
 
 #: Rig ticks waited beyond the response timeout before a step's counts are read.
 _DRAIN_TICKS = 10_000
+#: The host link's loss counters a sweep step records (rtrig.host.link.LINK_COUNTERS).
+_HOST_COUNTERS = ("crc_errors", "lost_packets", "bad_payloads", "duplicates")
 #: Seconds between polls of the rig while a step runs (see ``stats.POLL_S``).
 _POLL_S = 0.02
 
@@ -263,6 +265,7 @@ class SweepResult:
         out["pulses_per_step"] = self.meta["sweep"]["pulses"]
         out["capture"] = str(self.path)
         out["status"] = self.final.get("status")
+        out["link"] = self.final.get("link")
         out["wall_s"] = self.final.get("wall_s")
         return out
 
@@ -283,6 +286,7 @@ class _Sweeper:
         self.log = log
         self.tick_hz = session.tick_hz
         self.steps = []
+        self.link_totals = {}
         self.t_start = time.monotonic()
         self.tmp = tempfile.TemporaryDirectory(prefix="rtrig-sweep-")
         self.unloaded_rate = None
@@ -489,6 +493,14 @@ class _Sweeper:
 
     # bookkeeping -----------------------------------------------------------------
     def _record(self, step, what):
+        # The host's link counters restart at every step's CLEAR: the step keeps its
+        # own, the sweep their totals (SweepResult.final["link"]).
+        link = self.s.link
+        counts = {k: getattr(link, k, 0) for k in _HOST_COUNTERS}
+        counts["overflows"] = step.get("overflow", 0) or 0
+        step["link"] = counts
+        for k, v in counts.items():
+            self.link_totals[k] = self.link_totals.get(k, 0) + v
         step["index"] = len(self.steps)
         self.steps.append(step)
         self.w.json(b"STEP", step)
@@ -595,6 +607,7 @@ def _final(sw, figures, reasons, status):
         "steps": len(sw.steps),
         "pulses_simulated": int(sum(s.get("pulses", 0) for s in sw.steps)),
         "pulses_saved": int(sum(s.get("pulses_saved", 0) for s in sw.steps)),
+        "link": dict(sw.link_totals),
         "unloaded_heartbeat_hz": (sw.unloaded_rate * sw.tick_hz
                                   if sw.unloaded_rate is not None else None),
     }

@@ -286,3 +286,16 @@ def test_early_step_ends_keep_every_figure(rig, name, tmp_path):
             assert s["missed"] >= 1 and s["pulses"] < PULSES
     assert all(s["pulses"] == PULSES for s in runs[True].steps
                if s["figure"] != "sf" and s.get("missed") == 0)
+
+
+def test_sweep_keeps_the_link_counters_of_every_step(rig, tmp_path):
+    p, load, f1, f2, channels = CASES["isr"]
+    st = SweepSettings(f1, f2, target="model", model=asdict(p), pulses=PULSES,
+                       channels=channels, confirm=False)
+    res = run_sweep(rig, st, tmp_path / "c.rtrig", log=lambda m: None)
+    cap = rtrig.load(tmp_path / "c.rtrig")
+    assert all({"crc_errors", "lost_packets", "bad_payloads", "overflows"} <= set(s["link"])
+               for s in cap.steps)
+    total = cap.final["link"]
+    assert total["crc_errors"] == sum(s["link"]["crc_errors"] for s in cap.steps) == 0
+    assert res.to_json()["link"] == total

@@ -98,6 +98,9 @@ def test_interrupted_capture_keeps_what_was_recorded(rig, tmp_path):
         run_capture(rig, s, path, progress=False, on_block=stop_after_some)
     cap = load(path)
     assert cap.final["status"] == "interrupted"
+    # the loss counters are written with the end status too
+    assert cap.final["link"]["lat_overflow"] == 0 and cap.final["link"]["crc_errors"] == 0
+    assert {"lost_packets", "bad_payloads", "rx_errors"} <= set(cap.final["link"])
     isr = cap.channel("isr")
     assert len(isr) >= 200 and (isr["latency"] == 100).all()
     assert list(isr["pulse"][:200]) == list(range(200))
