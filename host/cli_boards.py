@@ -81,7 +81,8 @@ def build_cmd(board, all_boards, list_boards, require_mhz, build_root, target, f
         what = n if target == "rig" else f"{n} (target {target})"
         click.echo(f"building {what} ...", err=True)
         r = build(n, build_root=build_root, require_hz=require_hz, target=target,
-                  firmware=firmware, cache=False if no_cache else None, baud=baud,
+                  firmware=firmware, cache=False if no_cache else None,
+                  **({"baud": baud} if baud is not None else {}),
                   stand_in=stand_in_for(n, done))
         done[r.board] = r
         results.append(r)
