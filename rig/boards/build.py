@@ -27,6 +27,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -667,6 +668,14 @@ def tool_versions(family):
     return out
 
 
+#: RTLIL source-location attributes (``attribute \src "/path/file.py:12"``): they name
+#: the checkout's absolute path, and only that. They do not reach the bitstream: the
+#: same design built in two checkouts at different paths gives byte-identical
+#: bitstreams (verified for the OrangeCrab), so the key leaves them out and a fresh
+#: clone on the same machine finds the builds of another.
+_SRC_ATTR = re.compile(rb'^[ \t]*attribute \\src "[^"\n]*"\n', re.M)
+
+
 def cache_inputs(plan, board, platform, target, fw_info, check):
     """Everything that determines the bitstream, as a JSON-able dict (the cache key's
     source; stored beside each entry as ``inputs.json``)."""
@@ -674,7 +683,7 @@ def cache_inputs(plan, board, platform, target, fw_info, check):
     for fname in sorted(plan.files):
         content = plan.files[fname]
         data = content.encode() if isinstance(content, str) else content
-        files[fname] = hashlib.sha256(data).hexdigest()
+        files[fname] = hashlib.sha256(_SRC_ATTR.sub(b"", data)).hexdigest()
     return {
         "format": _CACHE_FORMAT,
         "board": board.name, "device": platform.device, "package": platform.package,

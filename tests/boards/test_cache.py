@@ -189,6 +189,34 @@ def test_the_key_covers_board_device_target_and_firmware(tmp_path):
     assert cache_key(other, "counter") != cache_key(base, "counter")
 
 
+def test_the_key_leaves_out_the_checkouts_path_only():
+    # RTLIL names each cell's Python source by absolute path: two clones at different
+    # paths elaborate the same design with different `src` attributes (and give
+    # byte-identical bitstreams), so those lines do not enter the key; anything else
+    # in the netlist does.
+    board = _counter()
+    platform = board.platform()
+    plan = build_mod._plan(board, platform, _Counter(board), "rtrig_counter")
+    il = next(f for f in plan.files if f.endswith(".il"))
+    text = plan.files[il]
+    text = text if isinstance(text, str) else text.decode()
+    assert 'attribute \\src "' in text
+    base = cache_key(cache_inputs(plan, board, platform, "rig", {}, True), "counter")
+
+    def key_with(il_text):
+        moved = dataclasses.replace(plan) if dataclasses.is_dataclass(plan) else plan
+        saved = plan.files[il]
+        try:
+            moved.files[il] = il_text
+            return cache_key(cache_inputs(moved, board, platform, "rig", {}, True), "counter")
+        finally:
+            plan.files[il] = saved
+
+    elsewhere = re.sub(r'(attribute \\src ")/[^"]*/', r'\1/another/clone/', text)
+    assert elsewhere != text and key_with(elsewhere) == base
+    assert key_with(text.replace("attribute \\src", "attribute \\keep", 1)) != base
+
+
 def test_cache_off_always_runs_the_tools(tmp_path, monkeypatch):
     fake = _fake(monkeypatch, tmp_path, COUNTER_MHZ)
     for _ in range(2):
