@@ -137,7 +137,8 @@ def test_interrupt_keeps_recorded_steps(tmp_path, monkeypatch):
         return f > 30_000
 
     monkeypatch.setattr(sweep_mod._Sweeper, "measure_missed", fake_missed)
-    session = types.SimpleNamespace(tick_hz=TICK_HZ, sim=None,
+    link = types.SimpleNamespace(crc_errors=0, lost_packets=2, bad_payloads=0, duplicates=0)
+    session = types.SimpleNamespace(tick_hz=TICK_HZ, sim=None, link=link,
                                     info={"version": 1, "build_hash": 0, "board": 0})
     st = SweepSettings(10_000, 100_000, target="model", model={"app": False},
                        channels=("isr",))
@@ -148,6 +149,8 @@ def test_interrupt_keeps_recorded_steps(tmp_path, monkeypatch):
     assert cap.meta["kind"] == "sweep"
     assert [s["freq_hz"] for s in cap.steps] == calls
     assert cap.final["status"] == "interrupted"
+    # the loss counters of the steps run, with the end status
+    assert cap.final["link"]["lost_packets"] == 2 * len(calls)
 
 
 # --- whole sweeps on the simulation twin ---------------------------------------------
