@@ -340,6 +340,7 @@ class _Sweeper:
             target=st.target, model=st.model, preset=st.preset, load=st.load,
             description=f"sweep step ({figure}, {phase})")
         t0 = time.monotonic()
+        step_link = None
         if self.on_chip:
             # On-chip statistics: only the counts cross the link, so a step costs the
             # pulses' own time, not the link time of one record per pulse.
@@ -353,6 +354,7 @@ class _Sweeper:
             got, issued = len(rec), n
             overflow = res.link.get("lat_overflow", res.link.get("overflows", 0))
             status = res.final.get("status")
+            step_link = res.link            # the capture's own accounting (run_capture)
         frac = missed / got if got else None
         step = {"freq_hz": self.tick_hz / T, "mean_freq_hz": self.tick_hz / (T + J / 2),
                 "period_ticks": T, "jitter_ticks": J, "pulses": issued, "records": got,
@@ -360,7 +362,7 @@ class _Sweeper:
                 "missed": missed, "channel": channel, "figure": figure, "phase": phase,
                 "overflow": overflow,
                 "mode": "statistics" if self.on_chip else "records",
-                "status": status, "pulses_saved": n - issued,
+                "status": status, "pulses_saved": n - issued, "link": step_link,
                 "wall_s": round(time.monotonic() - t0, 3)}
         step[f"{channel}_missed"] = frac
         ended = f" (ended after {issued} of {n} pulses)" if issued < n else ""
@@ -495,9 +497,12 @@ class _Sweeper:
     def _record(self, step, what):
         # The host's link counters restart at every step's CLEAR: the step keeps its
         # own, the sweep their totals (SweepResult.final["link"]).
-        link = self.s.link
-        counts = {k: getattr(link, k, 0) for k in _HOST_COUNTERS}
-        counts["overflows"] = step.get("overflow", 0) or 0
+        counts = step.get("link")
+        if counts is None:                  # a step without latency records
+            link = self.s.link
+            counts = {k: getattr(link, k, 0) for k in _HOST_COUNTERS}
+            counts["overflows"] = step.get("overflow", 0) or 0
+        counts = {k: counts.get(k, 0) for k in (*_HOST_COUNTERS, "overflows")}
         step["link"] = counts
         for k, v in counts.items():
             self.link_totals[k] = self.link_totals.get(k, 0) + v

@@ -273,7 +273,7 @@ class SimRig:
         twin of that board's gateware (see :func:`build`). ``link``: ``fast`` (the
         default) or ``line`` (the board's own baud), see :data:`LINKS`; ``baud``
         overrides it. ``poll_cycles``: rig cycles between two services of the socket
-        by the harness (default 1024; a benchmark knob)."""
+        by the harness (default 128; a benchmark knob)."""
         board_baud = SIM_BAUD
         if board is not None:
             from ...boards import get_board

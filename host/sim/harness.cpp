@@ -38,7 +38,7 @@
 
 static volatile sig_atomic_t stop_requested = 0;
 // Cycles between two services of the socket (--poll): see the main loop.
-static uint64_t poll_cycles = 1024;
+static uint64_t poll_cycles = 128;
 
 #ifdef RTRIG_SOC
 // The SoC clock: half the rig clock, its rising edges on every other rig rising edge.
@@ -243,9 +243,10 @@ int main(int argc, char **argv) {
             }
         }
 
-        // The socket is served every poll_cycles cycles (1024 by default: serving it every
-        // 16 or 128 cycles made no measurable difference to a register round trip,
-        // ~1 ms on the fast twin, which the simulated link itself takes; bench_sim.py).
+        // The socket is served every poll_cycles cycles (128 by default): a register round
+        // trip on the fast twin takes ~1.05 ms at 128 and ~1.78 ms at 1024 on an idle
+        // machine (bench_sim.py); 16 gains nothing more (the simulated bytes take ~900
+        // cycles), and the two system calls cost ~1 % of the simulation at 128.
         if (--until_poll == 0) {
             until_poll = poll_cycles;
             if (!to_host.empty()) {
