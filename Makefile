@@ -84,7 +84,7 @@ test-firmware:       ## firmware: native kernel tests, QEMU self-tests, all buil
 # Independent tests run on every core (pytest-xdist); JOBS=1 runs them in one process.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-test-python: venv    ## Python tests (gateware, link, simulation twin, CLI) on $(JOBS) cores
+test-python: venv    ## Python tests (gateware, link, simulation twin, CLI), on every core (JOBS=N)
 	$(PY) -m pytest -q -n $(JOBS) --dist loadgroup
 
 firmware:            ## build every firmware target
