@@ -68,8 +68,9 @@ class Obj:
                    "implies --sim).")
 @click.option("--sim-link", type=click.Choice(["fast", "line"]), default="fast",
               envvar="RTRIG_SIM_LINK", show_default=True,
-              help="The twin's host link: fast (25 Mbaud, the simulation's default) or "
-                   "line (the board's own baud, 3 Mbaud: the bandwidth of a real rig).")
+              help="The twin's host link: fast (4 clock cycles per bit: 25 Mbaud at 100 MHz; "
+                   "the simulation's default) or line (the board's own baud, 3 Mbaud: the "
+                   "bandwidth of a real rig).")
 @click.option("--baud", type=FREQUENCY, default="3M", envvar="RTRIG_BAUD", metavar="RATE",
               show_default=True,
               help="Baud rate of the rig's serial port: the rate its gateware was built "
