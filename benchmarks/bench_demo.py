@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from perfdoc import write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET_WARM_S = 60
 BUDGET_COLD_S = 180
@@ -58,11 +60,7 @@ def main():
         "(the captures then ran at 5 kHz).\n")
     print(text)
     if a.write:
-        perf = ROOT / "docs" / "performance.md"
-        old = perf.read_text()
-        pat = re.compile(r"## Demo\n.*?(?=\n## |\Z)", re.S)
-        perf.write_text(pat.sub(lambda m: text.rstrip("\n") + "\n", old) if pat.search(old)
-                        else old.rstrip("\n") + "\n\n" + text)
+        write_section(text)
     return 0 if ok else 1
 
 

@@ -17,10 +17,8 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
+from perfdoc import write_section
 
 #: Twin builds timed: label → keyword arguments of ``rtrig.host.sim.build``.
 BUILDS = {
@@ -141,12 +139,7 @@ def main():
         "(callgrind: ~6 000 instructions per simulated cycle).\n")
     print(text)
     if a.write:
-        perf = ROOT / "docs" / "performance.md"
-        old = perf.read_text() if perf.exists() else "# Performance\n"
-        pat = re.compile(r"## Simulation twin and link\n.*?(?=\n## |\Z)", re.S)
-        new = pat.sub(lambda m: text.rstrip("\n") + "\n", old) if pat.search(old) else \
-            old.rstrip("\n") + "\n\n" + text
-        perf.write_text(new)
+        write_section(text)
     return 0
 
 

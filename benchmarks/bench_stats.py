@@ -6,13 +6,13 @@ every pulse, with min = max = the delay and no drops. Prints a Markdown table;
 """
 
 import argparse
-import re
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from perfdoc import write_section
+
 RATES = [1e6, 5e6, 10e6, 20e6, 25e6]
 
 
@@ -52,11 +52,7 @@ def main():
     text = "\n".join(lines)
     print(text)
     if a.write:
-        perf = ROOT / "docs" / "performance.md"
-        old = perf.read_text()
-        pat = re.compile(r"## On-chip statistics\n.*?(?=\n## |\Z)", re.S)
-        perf.write_text(pat.sub(text.rstrip("\n"), old) if pat.search(old)
-                        else old.rstrip("\n") + "\n\n" + text)
+        write_section(text)
     return 0 if best else 1
 
 

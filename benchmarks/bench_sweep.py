@@ -19,12 +19,13 @@ divisor) as a fraction of them, pulses run and pulses saved, and the figures fou
 
 import argparse
 import json
-import re
 import sys
 import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
+
+from perfdoc import write_section
 
 from rtrig.host import sweep as sweep_mod
 from rtrig.host.measure import open_rig
@@ -33,8 +34,6 @@ from rtrig.host.sim import SIM_CLK_HZ
 from rtrig.host.stats import run_stats_capture
 from rtrig.host.sweep import SweepSettings, run_sweep
 from rtrig.host.units import format_hz, parse_frequency
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _whole_capture_step(self, settings, channel):
@@ -124,11 +123,7 @@ def main():
         "each step starts at another phase of the model's tick and load task).\n")
     print(text)
     if a.write:
-        perf = ROOT / "docs" / "performance.md"
-        old = perf.read_text()
-        pat = re.compile(r"## Sweep\n.*?(?=\n## |\Z)", re.S)
-        perf.write_text(pat.sub(lambda m: text.rstrip("\n") + "\n", old) if pat.search(old)
-                        else old.rstrip("\n") + "\n\n" + text)
+        write_section(text)
     return 0
 
 

@@ -35,6 +35,10 @@ _MODEL_REGS = {
 }
 
 
+#: Rig ticks waited beyond the response timeout after the last pulse before a run's
+#: records and counters are taken as final (the matcher, merger and statistics
+#: pipelines are a few cycles deep; 100 µs at 100 MHz leaves room for any of them).
+DRAIN_TICKS = 10_000
 #: Seconds between checks of the stimulus and the record counters while a capture runs
 #: (one to three register reads: ~1 ms on the simulation twin, less on a rig).
 _CHECK_S = 0.05
@@ -382,7 +386,7 @@ def run_capture(session, settings, path, progress=True, on_block=None):
                     # pulse by the timeout; then everything the rig produced must have
                     # arrived and the link gone quiet (the twin may run slower than
                     # real time, so "quiet" is judged after the counts agree).
-                    if link.time() > stim_done_at + regs["timeout"] + 10_000:
+                    if link.time() > stim_done_at + regs["timeout"] + DRAIN_TICKS:
                         if _drained(link, received, events_received, settings.raw_events):
                             if quiet_since is not None and now - quiet_since > _QUIET_S:
                                 break

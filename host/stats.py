@@ -25,7 +25,14 @@ from ..gateware.stats import N_STAT_WORDS, STAT_WORDS, WORDS_PER_CHANNEL, StatFl
 from ..protocol import Reg, StimCtrl
 from .analysis import PERCENTILES
 from .errors import LinkError, UsageError
-from .measure import CHANNELS, CaptureResult, _Progress, capture_meta, configure_target
+from .measure import (
+    CHANNELS,
+    DRAIN_TICKS,
+    CaptureResult,
+    _Progress,
+    capture_meta,
+    configure_target,
+)
 
 __all__ = ["choose_mode", "run_stats_capture", "StatsCaptureResult", "read_stats",
            "program_statistics", "read_counts",
@@ -374,7 +381,7 @@ def run_stats_capture(session, settings, path, bin_shift=None, progress=True,
         # Every response window has closed once the rig's clock has passed the last
         # pulse by the timeout; then each channel's figures must account for every pulse.
         done_at = link.time()
-        while link.time() <= done_at + regs["timeout"] + 10_000:
+        while link.time() <= done_at + regs["timeout"] + DRAIN_TICKS:
             time.sleep(0.02)
         pulses_issued = link.read1(Reg.STIM_PULSES)
         deadline = time.monotonic() + 2.0

@@ -32,7 +32,7 @@ from .. import __version__
 from ..capture import CaptureWriter, load
 from ..protocol import ChanFlags, Reg, StimCtrl
 from .errors import LinkError, UsageError
-from .measure import CaptureSettings, configure_target, run_capture
+from .measure import DRAIN_TICKS, CaptureSettings, configure_target, run_capture
 from .units import format_hz
 
 __all__ = ["SweepSettings", "SweepResult", "Threshold", "search_threshold", "run_sweep",
@@ -41,8 +41,6 @@ __all__ = ["SweepSettings", "SweepResult", "Threshold", "search_threshold", "run
 #: Figure name → what it is, for tables and reasons.
 FIGURES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
 
-#: Rig ticks waited beyond the response timeout before a step's counts are read.
-_DRAIN_TICKS = 10_000
 #: The host link's loss counters a sweep step records (rtrig.host.link.LINK_COUNTERS).
 _HOST_COUNTERS = ("crc_errors", "lost_packets", "bad_payloads", "duplicates")
 #: Seconds between polls of the rig while a step runs (see ``stats.POLL_S``).
@@ -398,7 +396,7 @@ class _Sweeper:
             issued = link.read1(Reg.STIM_PULSES)
             # Every issued pulse has its verdict once the rig's clock has passed the
             # last one by the response timeout (plus the statistics pipeline).
-            self._wait_until(link.time() + regs["timeout"] + _DRAIN_TICKS)
+            self._wait_until(link.time() + regs["timeout"] + DRAIN_TICKS)
             c = read_counts(link, channel, ("answered", "missed", "drops"))
         finally:
             with contextlib.suppress(LinkError):

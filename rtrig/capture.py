@@ -226,7 +226,20 @@ def _chunks(f, size, version, keep_arrays):
         yield off, None, 0, 0, None
 
 
-class Capture:
+class _CaptureHeader:
+    """What :class:`Capture` and :class:`CaptureChunks` both derive from the chunks
+    :func:`_read` sets (``meta``, ``final``, ``truncated``)."""
+
+    @property
+    def tick_hz(self):
+        return self.meta["tick_hz"]
+
+    @property
+    def complete(self):
+        return self.final is not None and not self.truncated
+
+
+class Capture(_CaptureHeader):
     """A loaded capture: metadata and numpy arrays.
 
     Attributes
@@ -267,14 +280,6 @@ class Capture:
         self.events = cat(b"EVNT")
         self.truth = cat(b"TRTH")
 
-    @property
-    def tick_hz(self):
-        return self.meta["tick_hz"]
-
-    @property
-    def complete(self):
-        return self.final is not None and not self.truncated
-
     def channels(self):
         """Names of the latency channels present in the capture."""
         return [CHANNEL_NAMES.get(c, f"ch{c}") for c in sorted(set(self.latency["channel"]))]
@@ -299,7 +304,7 @@ def load(path):
     return Capture(path)
 
 
-class CaptureChunks:
+class CaptureChunks(_CaptureHeader):
     """A capture file indexed chunk by chunk; its record arrays are read on demand.
 
     Opening reads the file once, a piece at a time, to check every chunk's checksum,
@@ -321,14 +326,6 @@ class CaptureChunks:
         self._spans = {kind: [(start, length // _ARRAYS[kind].itemsize)
                               for start, length, _ in chunks]
                        for kind, chunks in _read(self, keep_arrays=False).items()}
-
-    @property
-    def tick_hz(self):
-        return self.meta["tick_hz"]
-
-    @property
-    def complete(self):
-        return self.final is not None and not self.truncated
 
     def count(self, kind=b"LATR"):
         """Number of records of an array kind (``b"LATR"``, ``b"EVNT"``, ``b"TRTH"``)."""

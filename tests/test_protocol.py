@@ -84,15 +84,21 @@ def test_garbage_never_crashes_and_is_counted(data):
     assert len(packets) + d.crc_errors <= data.count(bytes([SLIP_END])) + 1
 
 
+def _feed_in_pieces(decoder, data, rnd, longest):
+    """Feed ``data`` to ``decoder`` in pieces of 1..``longest`` bytes; the packets."""
+    out, pos = [], 0
+    while pos < len(data):
+        n = rnd.randint(1, longest)
+        out += decoder.feed(data[pos:pos + n])
+        pos += n
+    return out
+
+
 @given(st.lists(st.binary(min_size=1, max_size=30), min_size=1, max_size=20), st.randoms())
 def test_stream_split_anywhere(payloads, rnd):
     wire = b"".join(frame(PacketType.EVENT, i, p) for i, p in enumerate(payloads))
     d = SlipDecoder()
-    out, pos = [], 0
-    while pos < len(wire):
-        n = rnd.randint(1, 17)
-        out += d.feed(wire[pos:pos + n])
-        pos += n
+    out = _feed_in_pieces(d, wire, rnd, 17)
     assert [p for _, _, p in out] == payloads
     assert d.crc_errors == 0
 
@@ -165,9 +171,5 @@ def test_a_good_packet_survives_any_junk_before_it(junk, seq, payload):
 def test_decoder_matches_the_reference_in_any_pieces(parts, rnd):
     data = b"".join(parts)
     d = SlipDecoder()
-    out, pos = [], 0
-    while pos < len(data):
-        n = rnd.randint(1, 9)
-        out += d.feed(data[pos:pos + n])
-        pos += n
+    out = _feed_in_pieces(d, data, rnd, 9)
     assert (out, d.crc_errors) == reference_decode(data)
