@@ -38,19 +38,18 @@ def sim_speed(cycles, **build_kwargs):
 
 
 def link_throughput(seconds, sim_link="line"):
-    from rtrig.host.measure import CaptureSettings, configure_target, open_rig
-    from rtrig.protocol import PacketType, Reg, StreamEnable
+    from rtrig.host import CaptureSettings, open_rig
+    from rtrig.protocol import PacketType, Reg
     with open_rig(sim=True, sim_link=sim_link, log=lambda m: None) as rig:
         link = rig.link
         s = CaptureSettings(freq=100_000, count=None, target="loopback", delay=1e-6)
-        regs = s.ticks(rig.tick_hz)
-        link.write(Reg.STIM_CTRL, 0)
-        configure_target(link, s, regs)
-        link.configure(STIM_PERIOD=regs["period"], STIM_HIGH=regs["high"], STIM_COUNT=0,
-                       LAT_CH_EN=1, LAT_TIMEOUT=regs["timeout"])
-        link.write(Reg.CLEAR, 1)
-        link.write(Reg.STREAM_EN, StreamEnable.LATENCY)
-        link.write(Reg.STIM_CTRL, 1)
+        regs = {**s.ticks(rig.tick_hz), "count": 0}     # a continuous pulse train
+        rig.stop()
+        rig.configure_target(s, regs)
+        rig.configure_stimulus(regs, ("isr",))
+        rig.clear()
+        rig.enable_streams()
+        rig.run()
         link.poll(wait=1.0)
         link.take(PacketType.LATENCY)
         t0 = link.time()

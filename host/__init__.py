@@ -1,0 +1,36 @@
+"""The host side of rtrig: the library the ``rtrig`` command is a thin layer over.
+
+The front door for scripts and notebooks::
+
+    from rtrig.host import CaptureSettings, open_rig, run_capture
+
+    with open_rig(sim=True) as rig:
+        res = run_capture(rig, CaptureSettings(freq=10e3, count=500, target="model"),
+                          "model.rtrig")
+    print(res.summary["isr"]["p99_ns"])
+
+The names below are loaded on first use, so ``import rtrig.host`` costs nothing.
+"""
+
+import importlib
+
+#: Public name → the module that defines it.
+_EXPORTS = {
+    "open_rig": "rig", "Rig": "rig",
+    "CaptureSettings": "settings",
+    "run_capture": "measure", "CaptureResult": "measure",
+    "run_stats_capture": "stats", "choose_mode": "stats", "StatsCaptureResult": "stats",
+    "run_sweep": "sweep", "SweepSettings": "sweep", "SweepResult": "sweep",
+    "run_selftest": "selftest",
+    "capture_summary": "analysis", "channel_stats": "analysis",
+    "write_report": "report",
+    "export": "export",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)

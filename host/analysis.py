@@ -1,11 +1,21 @@
-"""Latency statistics over captured records (numpy, no per-sample loops)."""
+"""The figures of a capture: latency statistics per channel.
+
+From records (numpy, no per-sample loops; :func:`channel_stats`), from value counts
+of records too many for memory (:func:`channel_stats_from_counts`) and from the
+rig's on-chip statistics (:func:`stats_summary`) — the same keys whichever way, so
+tables, reports and exports need not know how a capture was made. What "missed"
+means is defined here once (:func:`missed_mask`).
+"""
+
+import math
 
 import numpy as np
 
+from ..gateware.stats import StatFlags
 from ..protocol import ChanFlags
 
 __all__ = ["channel_stats", "channel_stats_from_counts", "percentile_ranks", "capture_summary",
-           "ticks_to_ns", "PERCENTILES"]
+           "stats_summary", "missed_mask", "ticks_to_ns", "PERCENTILES"]
 
 #: Percentiles reported per channel: name → percent.
 PERCENTILES = {"p50": 50, "p99": 99, "p999": 99.9, "p9999": 99.99}
@@ -36,6 +46,18 @@ def _dist(values_ns, prefix=""):
     return out
 
 
+def missed_mask(records):
+    """Which latency records are misses: those with the MISSED flag, and those that
+    carry no response time at all — latency and completion both 0 — without being
+    flagged INCOMPLETE (a completed answer falls after its stimulus's high time, so
+    it cannot read 0 for both). The one definition that statistics, sweeps, selftest,
+    reports and exports use."""
+    flags = records["flags"]
+    empty = ((records["latency"] == 0) & (records["completion"] == 0) &
+             ((flags & ChanFlags.INCOMPLETE) == 0))
+    return ((flags & ChanFlags.MISSED) != 0) | empty
+
+
 def channel_stats(records, tick_hz):
     """Statistics of one channel's latency records.
 
@@ -43,7 +65,7 @@ def channel_stats(records, tick_hz):
     (min/max/mean/std/p50/p99/p999/p9999/jitter in ns) and the same for completion
     with a ``completion_`` prefix.
     """
-    missed = (records["flags"] & ChanFlags.MISSED) != 0
+    missed = missed_mask(records)
     ok = records[~missed]
     out = {
         "pulses": int(len(records)),
@@ -120,6 +142,79 @@ def capture_summary(cap):
     Statistics-mode captures hold no records; their summary comes from the on-chip
     statistics (percentiles to one histogram bin)."""
     if cap.meta.get("mode") == "statistics" and cap.stats is not None:
-        from .stats import stats_summary
         return stats_summary(cap.stats, cap.tick_hz)
     return {name: channel_stats(cap.channel(name), cap.tick_hz) for name in cap.channels()}
+
+
+def _ns(ticks, tick_hz):
+    return ticks * 1e9 / tick_hz
+
+
+def _percentiles(fig, stat):
+    """Percentile values in ticks from a channel's histogram (see the module doc)."""
+    n = fig["answered"]
+    w, off = stat["bin_width_ticks"], stat["bin_offset_ticks"]
+    hist = fig["histogram"]
+    out = {}
+    for name, q in PERCENTILES.items():
+        rank = max(math.ceil(n * q / 100), 1)          # 1-based rank, inverted CDF
+        cum = fig["underflow"]
+        if rank <= cum:
+            value = fig["lat_min"]                      # below the offset: a lower bound
+        else:
+            value = None
+            for i, c in enumerate(hist):
+                cum += c
+                if rank <= cum:
+                    value = off + i * w
+                    break
+            if value is None:                           # in the overflow range
+                value = off + len(hist) * w
+        out[name] = min(max(value, fig["lat_min"]), fig["lat_max"])
+    return out
+
+
+def stats_summary(stat, tick_hz):
+    """Per-channel summaries of a ``STAT`` chunk, with the keys of
+    :func:`rtrig.host.analysis.channel_stats` (ns).
+
+    Mean and standard deviation are exact (from the sums); percentiles have the
+    resolution of one bin (see :func:`_percentiles`); completion time has min, max,
+    mean and jitter only (no sum of squares, no histogram): its ``std`` and
+    percentiles are None.
+    """
+    out = {}
+    for name, fig in stat["channels"].items():
+        n, missed = fig["answered"], fig["missed"]
+        s = {"pulses": n + missed, "answered": n, "missed": missed,
+             "missed_fraction": missed / (n + missed) if n + missed else 0.0}
+        flags = StatFlags(fig["flags"])
+        if n == 0:
+            for k in ("min", "max", "mean", "std", *PERCENTILES, "jitter"):
+                s[f"{k}_ns"] = None
+        else:
+            s["min_ns"] = int(round(_ns(fig["lat_min"], tick_hz)))
+            s["max_ns"] = int(round(_ns(fig["lat_max"], tick_hz)))
+            wrapped = flags & (StatFlags.LAT_SUM_WRAPPED | StatFlags.LAT_SUMSQ_WRAPPED)
+            s["mean_ns"] = None if flags & StatFlags.LAT_SUM_WRAPPED else \
+                round(_ns(fig["lat_sum"] / n, tick_hz), 1)
+            if wrapped:
+                s["std_ns"] = None
+            else:
+                var = (n * fig["lat_sumsq"] - fig["lat_sum"] ** 2) / (n * n)   # ticks²
+                s["std_ns"] = round(_ns(math.sqrt(max(var, 0.0)), tick_hz), 1)
+            for k, v in _percentiles(fig, stat).items():
+                s[f"{k}_ns"] = int(round(_ns(v, tick_hz)))
+            s["jitter_ns"] = s["max_ns"] - s["min_ns"]
+        done = n - fig["incomplete"]
+        keys = ("min", "max", "mean", "std", *PERCENTILES, "jitter")
+        for k in keys:
+            s[f"completion_{k}_ns"] = None
+        if done > 0:
+            s["completion_min_ns"] = int(round(_ns(fig["comp_min"], tick_hz)))
+            s["completion_max_ns"] = int(round(_ns(fig["comp_max"], tick_hz)))
+            if not flags & StatFlags.COMP_SUM_WRAPPED:
+                s["completion_mean_ns"] = round(_ns(fig["comp_sum"] / done, tick_hz), 1)
+            s["completion_jitter_ns"] = s["completion_max_ns"] - s["completion_min_ns"]
+        out[name] = s
+    return out

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import UsageError
 from ..protocol import STIM_INPUT, ChanFlags, Input
-from .analysis import channel_stats
-from .errors import UsageError
-from .report import channel_records
+from .analysis import channel_stats, missed_mask, stats_summary
+from .report.data import channel_records
 
 __all__ = ["FORMATS", "export", "write_csv", "write_json", "write_vcd", "write_cyclictest",
            "pulse_table", "cyclictest_histogram", "summary_json", "VCD_WIRES"]
@@ -59,7 +59,7 @@ def pulse_table(cap):
             "stim_t": lat["stim_t"][first].astype(np.int64)}
     for name, rec in channel_records(cap).items():
         pos = np.searchsorted(pulses, rec["pulse"])
-        missed = (rec["flags"] & ChanFlags.MISSED) != 0
+        missed = missed_mask(rec)
         incomplete = (rec["flags"] & ChanFlags.INCOMPLETE) != 0
         lcol = np.full(len(pulses), -1, dtype=np.int64)
         ccol = np.full(len(pulses), -1, dtype=np.int64)
@@ -162,7 +162,6 @@ def summary_json(cap):
         "raw_events": int(len(cap.events)),
     }
     if not out["channels"] and cap.stats and cap.stats.get("channels"):
-        from .stats import stats_summary
         out["channels"] = stats_summary(cap.stats, cap.tick_hz)
         out["channels_from"] = "statistics"
     if cap.stats is not None:
@@ -276,7 +275,7 @@ def cyclictest_histogram(cap, buckets=None):
     missed = []
     for name in names:
         rec = recs[name]
-        ok = (rec["flags"] & ChanFlags.MISSED) == 0
+        ok = ~missed_mask(rec)
         missed.append(int(len(rec) - ok.sum()))
         ns = rec["latency"][ok].astype(np.int64) * tick_ns
         us_all.append(np.floor(ns / 1000.0 + 1e-9).astype(np.int64))

@@ -10,8 +10,8 @@ import time
 import numpy as np
 import serial
 
+from ..errors import LinkError, NotARigError
 from ..protocol import RIG_ID, PacketType, Reg, SlipDecoder, frame
-from .errors import LinkError, NotARigError
 
 __all__ = ["RigLink", "LossCounter", "LINK_COUNTERS", "WIRE_LATENCY", "WIRE_EVENT",
            "WIRE_TRUTH", "decode_latency", "decode_events", "decode_truth"]
@@ -93,6 +93,11 @@ def decode_truth(raw: bytes):
 
 
 _STREAMS = {PacketType.LATENCY: 19, PacketType.EVENT: 7, PacketType.TRUTH: 13}
+
+
+def payload_bytes(stream):
+    """Payload bytes of one record of ``stream`` (``"LATENCY"``, ``"EVENT"``, ``"TRUTH"``)."""
+    return _STREAMS[PacketType[stream]]
 _U32 = 0xFFFF_FFFF
 
 
@@ -375,6 +380,10 @@ class RigLink:
         else:
             self.bad_payloads += 1
             loss.packet(gap, bad=True)
+
+    def pending(self, ptype):
+        """Records of stream ``ptype`` received and not yet taken."""
+        return len(self.streams[ptype]) // _STREAMS[ptype]
 
     def take(self, ptype):
         """Remove and return the raw bytes received so far for a stream type."""

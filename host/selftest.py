@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..capture import load
-from ..protocol import ChanFlags, Target
+from .analysis import missed_mask
 from .measure import CaptureSettings, run_capture
 
 __all__ = ["run_selftest", "LOOPBACK_CHECKS"]
@@ -22,7 +22,7 @@ LOOPBACK_CHECKS = [(0, 50_000, 100), (1, 50_000, 100), (2, 20_000, 100), (123, 5
 def _check(name, cap_path, expect_ticks, count, channel="isr"):
     cap = load(cap_path)
     rec = cap.channel(channel)
-    missed = int(((rec["flags"] & ChanFlags.MISSED) != 0).sum())
+    missed = int(missed_mask(rec).sum())
     lat = rec["latency"].astype(np.int64)
     bad = int((np.abs(lat - expect_ticks) > 1).sum()) if len(lat) else 0
     passed = len(rec) == count and missed == 0 and bad == 0 and cap.complete
@@ -39,7 +39,6 @@ def run_selftest(session, log=print, wire=None):
     input (always present in the simulation twin; on a board, fit a jumper and pass
     True)."""
     results = []
-    caps = session.link.read1(0x007)
     if wire is None:
         wire = session.sim is not None
     tick_ns = 1e9 / session.tick_hz
@@ -58,7 +57,7 @@ def run_selftest(session, log=print, wire=None):
             s = CaptureSettings(freq=20_000, count=100, target="external", channels=("isr",))
             run_capture(session, s, tmp / "wire.rtrig", progress=False)
             results.append(_check(name, tmp / "wire.rtrig", 0, 100))
-        if caps & (1 << Target.MODEL):
+        if session.has_target("model"):
             name = "model target: every sample equals the model's truth"
             log(f"selftest: {name}")
             s = CaptureSettings(freq=20_000, count=200, target="model", channels=("isr", "app"),
@@ -95,8 +94,8 @@ def compare_with_truth(cap):
             total += len(rec)
             continue
         same_pulse = tru["pulse"][idx] == rec["pulse"]
-        r_missed = (rec["flags"] & ChanFlags.MISSED) != 0
-        t_missed = (tru["flags"][idx] & ChanFlags.MISSED) != 0
+        r_missed = missed_mask(rec)
+        t_missed = missed_mask(tru[idx])
         lat_ok = np.abs(rec["latency"].astype(np.int64) - tru["latency"][idx].astype(np.int64)) <= 1
         comp_ok = np.abs(rec["completion"].astype(np.int64)
                          - tru["completion"][idx].astype(np.int64)) <= 1

@@ -2,23 +2,19 @@
 
 MF (max frequency) of a channel is the lowest stimulus frequency at which the
 channel misses a pulse; SF (saturation frequency) the lowest at which the target's
-LOAD task no longer runs (load progress below a threshold). Both are thresholds of a
-predicate that turns from false to true as the frequency rises, so each is found by
-:func:`search_threshold`: bracket upwards in geometric steps, bisect (geometrically)
-to a relative resolution, then confirm by measuring again just below and at the
-found frequency. ``docs/sweep.md`` explains the choices (pulse counts, stimulus
-jitter, how load progress is measured).
+LOAD task no longer runs (load progress below a threshold). Each is found by
+:func:`rtrig.host.search.search_threshold` over measurement steps made here.
+``docs/sweep.md`` explains the choices (pulse counts, stimulus jitter, how load
+progress is measured).
 
-:func:`run_sweep` drives a rig session (real or the simulation twin) and writes
-every measured step as a ``STEP`` chunk of a sweep capture, so an interrupted sweep
-keeps its curve. The search logic itself knows nothing of rigs and is tested against
-fake measurement functions.
+:func:`run_sweep` drives a rig (real or the simulation twin) and writes every
+measured step as a ``STEP`` chunk of a sweep capture, so an interrupted sweep keeps
+its curve.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime
 import math
 import sys
 import tempfile
@@ -28,12 +24,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
-from ..capture import CaptureWriter, load
-from ..protocol import ChanFlags, Reg, StimCtrl
-from .errors import LinkError, UsageError
-from .measure import DRAIN_TICKS, CaptureSettings, configure_target, run_capture
-from .units import format_hz
+from ..capture import load
+from ..errors import LinkError, UsageError
+from ..protocol import Reg
+from ..units import format_hz
+from .analysis import missed_mask
+from .measure import run_capture
+from .rig import POLL_S, register_max
+from .run import CaptureRun, now, rig_meta
+from .search import Threshold, search_threshold
+from .settings import CaptureSettings
 
 __all__ = ["SweepSettings", "SweepResult", "Threshold", "search_threshold", "run_sweep",
            "default_pulses", "FIGURES"]
@@ -43,8 +43,6 @@ FIGURES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
 
 #: The host link's loss counters a sweep step records (rtrig.host.link.LINK_COUNTERS).
 _HOST_COUNTERS = ("crc_errors", "lost_packets", "bad_payloads", "duplicates")
-#: Seconds between polls of the rig while a step runs (see ``stats.POLL_S``).
-_POLL_S = 0.02
 
 #: Records the rig's latency FIFO holds (gateware ``fifo_depth``, less a margin):
 #: a step that produces records faster than the link drains them must fit in it.
@@ -95,7 +93,6 @@ class SweepSettings:
         """Check the settings (raises UsageError); returns ``self``. With the rig's
         ``tick_hz`` (and ``STIM_STEP``) also that the steps at both ends of the range
         fit the rig's registers, before the first step runs."""
-        from .measure import register_max
         for name in ("f_from", "f_to"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
@@ -143,101 +140,6 @@ class SweepSettings:
         return self.pulses if self.pulses is not None else default_pulses()
 
 
-# --- the search, independent of any rig ---------------------------------------------
-
-@dataclass
-class Threshold:
-    """Result of one search: ``hz`` is the lowest frequency with the event (None if not
-    found in the range, then ``reason`` says why); ``below_hz`` the highest frequency
-    measured without it; ``confirmed`` whether the re-measurements agreed."""
-    hz: float | None
-    below_hz: float | None = None
-    reason: str | None = None
-    confirmed: bool | None = None
-    steps: int = 0
-
-    def to_json(self):
-        return asdict(self)
-
-
-def _identity(f):
-    return f
-
-
-def search_threshold(measure, f_from, f_to, *, resolution=0.005, factor=2.0,
-                     quantize=_identity, known_clear=None, confirm=True, rounds=3,
-                     what="event"):
-    """Lowest frequency in [f_from, f_to] at which ``measure`` reports the event.
-
-    ``measure(freq, phase) -> bool`` runs one step (``phase`` is ``"bracket"``,
-    ``"bisect"`` or ``"confirm"``); the event is assumed absent below some frequency
-    and present above it. ``quantize`` maps a frequency to one the stimulus can make
-    (integer-tick periods); the bisection stops early when two such frequencies are
-    adjacent. ``known_clear``: a frequency already known free of the event (the
-    bracket starts there without measuring it). Returns a :class:`Threshold`.
-    """
-    steps = 0
-    history = {}           # freq → last outcome
-
-    def m(f, phase):
-        nonlocal steps
-        steps += 1
-        r = bool(measure(f, phase))
-        history[f] = r
-        return r
-
-    lo_lim, hi_lim = quantize(f_from), quantize(f_to)
-    if known_clear is not None and lo_lim <= quantize(known_clear) < hi_lim:
-        lo = quantize(known_clear)
-        history[lo] = False
-    else:
-        lo = lo_lim
-        if m(lo, "bracket"):
-            return Threshold(None, None, f"{what} already at {format_hz(lo)} (the low end "
-                             "of the range): the threshold is at or below it",
-                             steps=steps)
-    hi = None
-    while hi is None:
-        if lo >= hi_lim:
-            return Threshold(None, lo, f"no {what} up to {format_hz(hi_lim)}", steps=steps)
-        nf = min(quantize(lo * factor), hi_lim)
-        if nf <= lo:
-            nf = hi_lim
-        if m(nf, "bracket"):
-            hi = nf
-        else:
-            lo = nf
-
-    confirmed = None
-    for _ in range(rounds):
-        while hi / lo > 1 + resolution:
-            mid = quantize(math.sqrt(lo * hi))
-            if not lo < mid < hi:
-                break                   # adjacent stimulus periods: finest possible
-            if m(mid, "bisect"):
-                hi = mid
-            else:
-                lo = mid
-        if not confirm:
-            break
-        # Confirm: no event just below, the event at the found frequency.
-        if m(lo, "confirm"):
-            # The boundary is lower than the bisection believed (a rare worst case
-            # seen only now): bisect again below, from the last clear frequency.
-            hi = lo
-            clear = [f for f, r in history.items() if not r and f < lo]
-            if not clear:
-                return Threshold(None, None, f"{what} already at {format_hz(lo)} on "
-                                 "re-measurement: the threshold is at or below the low "
-                                 "end of the range", confirmed=False, steps=steps)
-            lo = max(clear)
-            confirmed = False
-            continue
-        confirmed = m(hi, "confirm")
-        break
-    return Threshold(hi, lo, None, confirmed, steps)
-
-
 # --- measurements on a rig ---------------------------------------------------------
 
 @dataclass
@@ -268,19 +170,11 @@ class SweepResult:
         return out
 
 
-def _missed_mask(rec):
-    """Missed records: the MISSED flag, or a record with no response times at all (a
-    real answer has a latency of at least one tick; some gateware builds deliver
-    missed records with the flag byte cleared)."""
-    return ((rec["flags"] & ChanFlags.MISSED) != 0) | ((rec["latency"] == 0) &
-                                                      (rec["completion"] == 0))
-
-
 class _Sweeper:
-    def __init__(self, session, st, writer, log):
+    def __init__(self, session, st, log, writer=None):
         self.s = session
         self.st = st
-        self.w = writer
+        self.w = writer             # the sweep capture's writer (run_sweep sets it)
         self.log = log
         self.tick_hz = session.tick_hz
         self.steps = []
@@ -295,9 +189,8 @@ class _Sweeper:
     def _has_statistics(self):
         """Does this rig's gateware keep on-chip statistics?"""
         try:
-            from ..protocol import Reg
-            return "STAT_CTRL" in Reg.__members__ and self.s.link.read1(Reg.STAT_INFO) != 0
-        except Exception:
+            return self.s.has_statistics()
+        except LinkError:
             return False
 
     # frequency ↔ period ----------------------------------------------------------
@@ -348,7 +241,7 @@ class _Sweeper:
             res = run_capture(self.s, settings, path, progress=False)
             rec = load(path).latency
             path.unlink(missing_ok=True)
-            missed = int(_missed_mask(rec).sum())
+            missed = int(missed_mask(rec).sum())
             got, issued = len(rec), n
             overflow = res.link.get("lat_overflow", res.link.get("overflows", 0))
             status = res.final.get("status")
@@ -380,28 +273,26 @@ class _Sweeper:
         without a miss runs every pulse. Returns ``(records, missed, drops, status,
         pulses issued)``."""
         from .stats import program_statistics, read_counts
-        link = self.s.link
-        regs = program_statistics(self.s, settings, hb_window=0)[0]
+        rig = self.s
+        regs = program_statistics(rig, settings, hb_window=0)[0]
         status = "complete"
         try:
-            link.write(Reg.STIM_CTRL, StimCtrl.RUN)
+            rig.run()
             while True:
-                time.sleep(_POLL_S)
-                if self.st.early_end and read_counts(link, channel, ("missed",))["missed"]:
-                    link.write(Reg.STIM_CTRL, 0)
+                time.sleep(POLL_S)
+                if self.st.early_end and read_counts(rig.link, channel, ("missed",))["missed"]:
+                    rig.halt()
                     status = "ended early"
                     break
-                if (link.read1(Reg.STIM_STATUS) & 1) == 0:
+                if not rig.running():
                     break
-            issued = link.read1(Reg.STIM_PULSES)
-            # Every issued pulse has its verdict once the rig's clock has passed the
-            # last one by the response timeout (plus the statistics pipeline).
-            self._wait_until(link.time() + regs["timeout"] + DRAIN_TICKS)
-            c = read_counts(link, channel, ("answered", "missed", "drops"))
+            issued = rig.pulses_issued()
+            # Every issued pulse has its verdict once its window has closed.
+            rig.wait_windows_closed(regs)
+            c = read_counts(rig.link, channel, ("answered", "missed", "drops"))
         finally:
             with contextlib.suppress(LinkError):
-                link.write(Reg.STIM_CTRL, 0)
-                link.write(Reg.STAT_CTRL, 0)
+                rig.stop(statistics=True)
         got = c["answered"] + c["missed"]
         if got + c["drops"] < issued and status == "complete":
             status = "incomplete"
@@ -411,42 +302,37 @@ class _Sweeper:
     def _heartbeat_rate(self, f, window, enough=None):
         """Heartbeat edges per tick with LOAD on and, if ``f``, the stimulus running,
         over ``window`` ticks, or fewer once ``enough`` edges have been counted."""
-        link = self.s.link
+        rig = self.s
         st = self.st
         T = self.period(f) if f else 1000
         settings = CaptureSettings(freq=self.tick_hz / T, count=1, target=st.target,
                                    model=st.model, preset=st.preset, load=True)
-        regs = settings.ticks(self.tick_hz, self.s.stim_step)
-        link.write(Reg.STIM_CTRL, 0)
-        link.write(Reg.STREAM_EN, 0)
-        link.write(Reg.LAT_CH_EN, 0)
-        configure_target(link, settings, regs)
-        link.configure(STIM_PERIOD=T, STIM_HIGH=regs["high"], STIM_COUNT=0,
-                       STIM_JITTER=0, STIM_SEED=1)
-        link.write(Reg.CLEAR, 1)
+        regs = settings.ticks(self.tick_hz, rig.stim_step)
+        rig.stop()
+        # A continuous pulse train (count 0) matched on no channel: only the heartbeat
+        # counter matters.
+        regs = {**regs, "period": T, "count": 0, "jitter": 0, "stim1_offset": None}
+        rig.configure_target(settings, regs)
+        rig.configure_stimulus(regs, ())
+        rig.clear()
         try:
             if f:
-                link.write(Reg.STIM_CTRL, StimCtrl.RUN)
+                rig.run()
             # Let LOAD and the stimulus reach their steady state first.
             settle = max(20 * T, self.tick_hz // 2000)
-            self._wait_until(link.time() + settle)
-            hb1 = link.read1(Reg.HB_COUNT)
-            t1 = link.time()
+            rig.wait_until(rig.time() + settle)
+            hb1 = rig.link.read1(Reg.HB_COUNT)
+            t1 = rig.time()
             while True:
-                time.sleep(_POLL_S)
-                hb2 = link.read1(Reg.HB_COUNT)
-                t2 = link.time()
+                time.sleep(POLL_S)
+                hb2 = rig.link.read1(Reg.HB_COUNT)
+                t2 = rig.time()
                 if t2 >= t1 + window or (enough is not None and hb2 - hb1 >= enough):
                     break
         finally:
             with contextlib.suppress(LinkError):
-                link.write(Reg.STIM_CTRL, 0)
+                rig.halt()
         return (hb2 - hb1) / (t2 - t1), hb2 - hb1, t2 - t1
-
-    def _wait_until(self, t_rig):
-        link = self.s.link
-        while link.time() < t_rig:
-            time.sleep(_POLL_S)
 
     def measure_unloaded(self):
         """Heartbeat rate with LOAD on and no stimulus; sets the SF window so that it
@@ -514,10 +400,6 @@ class _Sweeper:
                  f"{what}  [{el:.1f} s]")
 
 
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).isoformat()
-
-
 def run_sweep(session, settings, path, log=None):
     """Find MF-ISR, MF-APP and (with ``settings.load``) SF; returns a
     :class:`SweepResult`. Every step is written to the sweep capture at ``path`` as
@@ -529,28 +411,21 @@ def run_sweep(session, settings, path, log=None):
         from .model_ref import ModelParams
         st.model = asdict(ModelParams())
     app_on = st.target != "model" or bool((st.model or {}).get("app", True))
-    tick_hz = session.tick_hz
+    sw = _Sweeper(session, st, log)
     meta = {
-        "format": "rtrig-capture", "kind": "sweep", "rtrig_version": __version__,
-        "gateware_version": session.info["version"],
-        "gateware_hash": f"{session.info['build_hash']:08x}",
-        "board": session.info["board"], "simulation": session.sim is not None,
-        "tick_hz": tick_hz,
+        **rig_meta(session), "kind": "sweep",
         "target": {"kind": st.target, "model": st.model, "preset": st.preset},
         "load": st.load, "mode": "records",
         "sweep": {"from_hz": st.f_from, "to_hz": st.f_to, "resolution": st.resolution,
                   "factor": st.factor, "pulses": st.n_pulses,
                   "sf_threshold": st.sf_threshold, "confirm": st.confirm,
-                  "early_end": st.early_end,
-                  "stim_jitter_s": st.stim_jitter, "channels": list(st.channels)},
-        "start_time": _now(),
+                  "early_end": st.early_end, "stim_jitter_s": st.stim_jitter,
+                  "channels": list(st.channels),
+                  "stim_jitter": list(sw.stim_jitter_ticks)},
+        "start_time": now(),
     }
-    writer = CaptureWriter(path, meta)
-    sw = _Sweeper(session, st, writer, log)
-    meta["sweep"]["stim_jitter"] = list(sw.stim_jitter_ticks)
     figures = {name: None for name in FIGURES}
     reasons = {name: None for name in FIGURES}
-    status = "complete"
 
     def mf(channel, figure, known_clear=None):
         return search_threshold(
@@ -558,51 +433,46 @@ def run_sweep(session, settings, path, log=None):
             resolution=st.resolution, factor=st.factor, quantize=sw.quantize,
             known_clear=known_clear, confirm=st.confirm, what=f"{channel.upper()} miss")
 
+    run = CaptureRun(session, path, meta,
+                     salvage=lambda status: _final(sw, figures, reasons, status))
+    sw.w = run.writer
     try:
-        known = None
-        if "app" in st.channels and app_on:
-            t = figures["mf_app_hz"] = mf("app", "mf_app")
-            reasons["mf_app_hz"] = t.reason
-            # A lost pulse misses its APP job too, so where APP misses nothing, ISR
-            # misses nothing either: the ISR search starts there.
-            known = t.below_hz
-        elif "app" not in st.channels:
-            reasons["mf_app_hz"] = "APP channel not swept"
-        else:
-            reasons["mf_app_hz"] = "the model's APP thread is disabled (app=0)"
-        if "isr" in st.channels:
-            t = figures["mf_isr_hz"] = mf("isr", "mf_isr", known)
-            reasons["mf_isr_hz"] = t.reason
-        else:
-            reasons["mf_isr_hz"] = "ISR channel not swept"
-        if not st.load:
-            reasons["sf_hz"] = "no --load: SF needs the target's load task running"
-        elif sw.measure_unloaded() == 0:
-            reasons["sf_hz"] = "no heartbeat with load on and no stimulus: LOAD never runs"
-        else:
-            t = figures["sf_hz"] = search_threshold(
-                sw.measure_progress, st.f_from, st.f_to, resolution=st.resolution,
-                factor=st.factor, quantize=sw.quantize, confirm=st.confirm,
-                what=f"load progress below {st.sf_threshold:g}")
-            reasons["sf_hz"] = t.reason
-    except (KeyboardInterrupt, LinkError) as exc:
-        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "link lost"
-        writer.close(final=_final(sw, figures, reasons, status))
+        with run:
+            known = None
+            if "app" in st.channels and app_on:
+                t = figures["mf_app_hz"] = mf("app", "mf_app")
+                reasons["mf_app_hz"] = t.reason
+                # A lost pulse misses its APP job too, so where APP misses nothing, ISR
+                # misses nothing either: the ISR search starts there.
+                known = t.below_hz
+            elif "app" not in st.channels:
+                reasons["mf_app_hz"] = "APP channel not swept"
+            else:
+                reasons["mf_app_hz"] = "the model's APP thread is disabled (app=0)"
+            if "isr" in st.channels:
+                t = figures["mf_isr_hz"] = mf("isr", "mf_isr", known)
+                reasons["mf_isr_hz"] = t.reason
+            else:
+                reasons["mf_isr_hz"] = "ISR channel not swept"
+            if not st.load:
+                reasons["sf_hz"] = "no --load: SF needs the target's load task running"
+            elif sw.measure_unloaded() == 0:
+                reasons["sf_hz"] = "no heartbeat with load on and no stimulus: LOAD never runs"
+            else:
+                t = figures["sf_hz"] = search_threshold(
+                    sw.measure_progress, st.f_from, st.f_to, resolution=st.resolution,
+                    factor=st.factor, quantize=sw.quantize, confirm=st.confirm,
+                    what=f"load progress below {st.sf_threshold:g}")
+                reasons["sf_hz"] = t.reason
+            run.finish(_final(sw, figures, reasons, "complete"))
+    finally:
         sw.tmp.cleanup()
-        raise
-    except BaseException:
-        writer.close(final=_final(sw, figures, reasons, "failed"))
-        sw.tmp.cleanup()
-        raise
-    final = _final(sw, figures, reasons, status)
-    writer.close(final=final)
-    sw.tmp.cleanup()
-    return SweepResult(Path(path), figures, reasons, sw.steps, meta, final)
+    return SweepResult(Path(path), figures, reasons, sw.steps, meta, run.final)
 
 
 def _final(sw, figures, reasons, status):
     return {
-        "status": status, "end_time": _now(),
+        "status": status, "end_time": now(),
         "wall_s": round(time.monotonic() - sw.t_start, 2),
         **{name: (t.hz if t else None) for name, t in figures.items()},
         "reasons": {k: v for k, v in reasons.items() if v},

@@ -31,7 +31,7 @@ header (unknown kind, ``META`` anywhere but first, an array length that is not a
 whole number of records) or fails its checksum: they return the chunks before it and
 report it as ``truncated`` at ``truncated_at`` (its offset), so a torn write followed
 by zeros or garbage never loads as records. A file that has no intact ``META``
-chunk is not readable (:class:`~rtrig.host.errors.CaptureFormatError`).
+chunk is not readable (:class:`~rtrig.errors.CaptureFormatError`).
 
 :func:`load` holds every record in memory; :func:`scan` indexes the chunks and
 reads the records a block at a time (:class:`CaptureChunks`), for reductions of
@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import CaptureFormatError
 from .protocol import EVENT_DTYPE, LATENCY_DTYPE, TRUTH_DTYPE
 
 __all__ = ["FORMAT_VERSION", "CaptureWriter", "Capture", "load", "CHANNEL_NAMES",
@@ -131,7 +132,6 @@ def _read(cap, keep_arrays):
     payload bytes being kept only when ``keep_arrays``. Reading stops at the first
     chunk :func:`_chunks` finds damaged, or whose JSON does not parse.
     """
-    from .host.errors import CaptureFormatError
     path = cap.path
     cap.meta, cap.final, cap.stats = None, None, None
     cap.steps = []
@@ -177,7 +177,6 @@ def _read(cap, keep_arrays):
 def _check_meta(path, meta):
     """What every reader relies on: the metadata is an object with a positive tick rate
     (times in the file are ticks of it)."""
-    from .host.errors import CaptureFormatError
     if not isinstance(meta, dict):
         raise CaptureFormatError(f"{path}: its metadata is not a JSON object")
     hz = meta.get("tick_hz")
@@ -288,11 +287,6 @@ class Capture(_CaptureHeader):
         """Records of one channel (``"isr"``, ``"app"`` or a number), by pulse."""
         num = {v: k for k, v in CHANNEL_NAMES.items()}.get(name, name)
         return self.latency[self.latency["channel"] == int(num)]
-
-    def summary(self):
-        """Per-channel statistics (see :func:`rtrig.host.analysis.channel_stats`)."""
-        from .host.analysis import capture_summary
-        return capture_summary(self)
 
     def __repr__(self):
         return (f"<Capture {self.path.name}: {len(self.latency)} latency records, "

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from rtrig.capture import CaptureWriter, load, scan
+from rtrig.errors import CaptureFormatError
 from rtrig.host.cli import main
-from rtrig.host.errors import CaptureFormatError
 from rtrig.protocol import EVENT_DTYPE, LATENCY_DTYPE, TRUTH_DTYPE
 
 HEADER = 12                                   # magic, version, reserved

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import rtrig
+from rtrig.host.analysis import capture_summary
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "captures" / "examples").glob("*.rtrig"))
 
@@ -15,7 +16,7 @@ def test_example_loads_complete(path):
     cap = rtrig.load(path)
     assert cap.complete, cap.final
     if cap.meta.get("kind") != "sweep":
-        summary = cap.summary()
+        summary = capture_summary(cap)
         assert summary and all(s["pulses"] > 0 for s in summary.values())
 
 

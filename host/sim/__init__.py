@@ -16,10 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import SimulationError
+from ...errors import SimulationError
 
 __all__ = ["build", "SimRig", "SIM_CLK_HZ", "SIM_BAUD", "FAST_DIVISOR", "LINKS", "link_baud",
-           "cache_dir", "default_firmware"]
+           "cache_dir"]
 
 SIM_CLK_HZ = 100_000_000
 #: A real rig's host link (FTDI UART, 8N1): what the line-rate twin runs at.
@@ -99,28 +99,6 @@ def _key(clk_freq, baud, with_model, soc_image=None, board=None):
     return h.hexdigest()[:16]
 
 
-def default_firmware():
-    """The SoC's default firmware image, ``firmware/build/rtrig-soc/rt_test.bin``, built
-    with the firmware Makefile when it is missing or older than its sources."""
-    root = Path(__file__).resolve().parents[2]
-    fw = root / "firmware"
-    target = "build/rtrig-soc/rt_test.bin"
-    if not (fw / "Makefile").exists():
-        raise SimulationError("no firmware tree to build the SoC image from",
-                              hint="give the image with --firmware PATH")
-    if shutil.which("riscv64-unknown-elf-gcc") is None:
-        if (fw / target).exists():
-            return fw / target
-        raise SimulationError("the SoC firmware is not built and riscv64-unknown-elf-gcc "
-                              "is missing", hint="run `make -C firmware toolchains all`")
-    proc = subprocess.run(["make", "-C", str(fw), "-s", target], capture_output=True,
-                          text=True)
-    if proc.returncode != 0:
-        raise SimulationError(f"building the SoC firmware failed:\n{proc.stderr[-2000:]}")
-    return fw / target
-
-
-
 def _has_module(name):
     import importlib.util
     try:
@@ -166,12 +144,13 @@ def build(clk_freq=SIM_CLK_HZ, baud=None, with_model=None, log=None, soc=False,
 
     ``soc=True`` builds the reference SoC in (a separate cached build: the default twin
     stays small and fast) with ``firmware`` (a raw ``.bin`` path; default
-    :func:`default_firmware`) as its RAM image.
+    :func:`rtrig.firmware.default_firmware`) as its RAM image.
     """
     if with_model is None:
         with_model = _has_module("rtrig.gateware.model")
     soc_image = None
     if soc:
+        from ...firmware import default_firmware
         soc_image = Path(firmware or default_firmware()).read_bytes()
     if board is not None:
         from ...boards import get_board

@@ -6,7 +6,8 @@ One module per board family; each exports ``BOARDS``, a list of :class:`Board`
 
 from .board import Board, BoardTop
 
-__all__ = ["Board", "BoardTop", "BOARDS", "DEFAULT_BOARDS", "get_board", "board_names"]
+__all__ = ["Board", "BoardTop", "BOARDS", "DEFAULT_BOARDS", "get_board", "board_names",
+           "board_top"]
 
 
 def _collect():
@@ -33,3 +34,14 @@ def board_names():
 def get_board(name):
     """The :class:`Board` called ``name`` (case-insensitive); ``KeyError`` if none."""
     return BOARDS[name.lower()]
+
+
+def board_top(board, target="rig", firmware=b""):
+    """The top level of ``board``'s ``target`` (one of :attr:`Board.targets`);
+    ``firmware`` is the SoC's RAM image (raw ``.bin`` bytes) for the SoC targets."""
+    if target not in board.targets:
+        raise ValueError(f"{board.name} does not build target {target!r}")
+    if target == "rig":
+        return BoardTop(board)
+    from .soc import RigSoCTop, SoCTargetTop
+    return (RigSoCTop if target == "soc" else SoCTargetTop)(board, firmware)

@@ -164,16 +164,6 @@ class Board:
         """The rig's ``sync`` (tick) frequency in the ``soc`` target."""
         return self.soc_rig_clk or self.clk_freq
 
-    def top(self, target="rig", firmware=b""):
-        """The top level of ``target`` (one of :attr:`targets`); ``firmware`` is the
-        SoC's RAM image (raw ``.bin`` bytes) for the SoC targets."""
-        if target not in self.targets:
-            raise ValueError(f"{self.name} does not build target {target!r}")
-        if target == "rig":
-            return BoardTop(self)
-        from .soc import RigSoCTop, SoCTargetTop
-        return (RigSoCTop if target == "soc" else SoCTargetTop)(self, firmware)
-
 
 class BoardTop(Elaboratable):
     """The Rig with its clock, UART and target pins on a board.

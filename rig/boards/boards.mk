@@ -45,11 +45,11 @@ $(FPGA_TOOLS_STAMP): rig/boards/boards.mk
 	touch $@
 
 bitstream: $(FPGA_TOOLS_STAMP) ## build + timing-check one board: BOARD=ulx3s [TARGET=rig|soc|soc-alone] [FIRMWARE=x.bin]
-	$(BOARDS_PYTHON) -m rtrig.boards.build $(BOARD) --target $(TARGET) \
+	$(VENV)/bin/rtrig build $(BOARD) --target $(TARGET) \
 	  $(if $(FIRMWARE),--firmware $(FIRMWARE))
 
 bitstreams: $(FPGA_TOOLS_STAMP) ## build and timing-check every board
-	$(BOARDS_PYTHON) -m rtrig.boards.build --all
+	$(VENV)/bin/rtrig build --all
 
 test-boards: $(FPGA_TOOLS_STAMP) ## board tests, every FPGA build run for real (build cache off)
 	RTRIG_BUILD_CACHE=off RTRIG_BOARD_BUILDS=1 $(BOARDS_PYTHON) -m pytest -q tests/boards \

@@ -12,11 +12,11 @@ variant's place and route.
 
 Command line (used by ``rig/boards/boards.mk``)::
 
-    python -m rtrig.boards.build ulx3s            # one board
-    python -m rtrig.boards.build --all            # every board of DEFAULT_BOARDS
-    python -m rtrig.boards.build ulx3s --target soc [--firmware IMAGE.bin]
-    python -m rtrig.boards.build ulx3s --target soc-alone [--firmware IMAGE.bin]
-    python -m rtrig.boards.build ulx3s --no-cache  # build even if the cache has it
+    rtrig build ulx3s            # one board
+    rtrig build --all            # every board of DEFAULT_BOARDS
+    rtrig build ulx3s --target soc [--firmware IMAGE.bin]
+    rtrig build ulx3s --target soc-alone [--firmware IMAGE.bin]
+    rtrig build ulx3s --no-cache  # build even if the cache has it
 
 ``--target`` picks what is built (``rtrig.boards.board.TARGETS``): the rig (default),
 the rig with the reference SoC, or the SoC alone; products of a target other than
@@ -43,13 +43,13 @@ try:
 except ImportError:                     # (Windows: build folders are not locked)
     fcntl = None
 
-from rtrig.host.errors import ToolchainError, UsageError
+from rtrig.errors import ToolchainError, UsageError
 
-from . import BOARDS, DEFAULT_BOARDS, get_board
+from . import BOARDS, board_top, get_board
 from .board import TARGETS
 
 __all__ = ["BuildResult", "TimingError", "build", "check_timing", "flash", "flash_command",
-           "project_root", "tool_env", "tools_missing", "parse_utilisation", "main",
+           "project_root", "tool_env", "tools_missing", "parse_utilisation",
            "build_name", "resolve_target", "stand_in_for", "cache_root", "cache_inputs", "cache_key",
            "tool_versions", "CACHE_VAR"]
 
@@ -369,7 +369,7 @@ def _prepare_top(board, top, target, firmware):
             image = firmware_image(fw_path)
             fw_info = {"path": str(fw_path), "bytes": len(image),
                        "sha256": hashlib.sha256(image).hexdigest()}
-        top = board.top(target, image)
+        top = board_top(board, target, image)
     return top, fw_info
 
 
@@ -896,47 +896,3 @@ def stand_in_for(name, done):
     process) that stands for board ``name`` (:attr:`Board.same_die_as`), or None."""
     board = BOARDS.get(name.lower())
     return done.get(board.same_die_as) if board is not None and board.same_die_as else None
-
-
-def main(argv=None):
-    import argparse
-    ap = argparse.ArgumentParser(prog="python -m rtrig.boards.build",
-                                 description="Build and timing-check rig bitstreams.")
-    ap.add_argument("boards", nargs="*", help="board names: " + ", ".join(BOARDS))
-    ap.add_argument("--all", action="store_true", help="every board: " + ", ".join(DEFAULT_BOARDS))
-    ap.add_argument("--target", default="rig", metavar="TARGET",
-                    help="what to build: " + "; ".join(f"{k}: {v}" for k, v in TARGETS.items())
-                         + " (default: rig)")
-    ap.add_argument("--firmware", default=None, metavar="IMAGE.bin",
-                    help="SoC RAM image for --target soc/soc-alone (default: "
-                         "firmware/build/rtrig-soc/rt_test.bin, built by the firmware Makefile)")
-    ap.add_argument("--build-root", default=None, help="default: <project>/build")
-    ap.add_argument("--no-cache", action="store_true",
-                    help=f"build even when the build cache has the result (also: "
-                         f"{CACHE_VAR}=off)")
-    args = ap.parse_args(argv)
-    names = list(DEFAULT_BOARDS) if args.all else args.boards
-    if not names:
-        ap.error("name a board or give --all")
-    if args.all and args.target != "rig":
-        ap.error("--all builds the rig of every board; name a board for --target")
-    failed = 0
-    done = {}
-    for n in names:
-        try:
-            result = build(n, build_root=args.build_root, target=args.target,
-                           firmware=args.firmware, cache=False if args.no_cache else None,
-                           stand_in=stand_in_for(n, done))
-            done[result.board] = result
-        except (ToolchainError, UsageError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            if e.hint:
-                print(f"hint: {e.hint}", file=sys.stderr)
-            failed = max(failed, e.exit_code)
-            continue
-        print("\n".join(result.summary_lines()))
-    return failed
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -28,9 +28,10 @@ from amaranth.hdl import DomainRenamer
 from amaranth.lib import fifo, io, wiring
 from amaranth.lib.wiring import In, Out
 
+from rtrig.errors import UsageError
+from rtrig.firmware import default_firmware
 from rtrig.gateware.soc import N_GPIO_OUT, SoC, load_image, vexriscv_verilog
 from rtrig.gateware.uart import UARTTx
-from rtrig.host.errors import SimulationError, ToolchainError, UsageError
 
 from .board import RIG_INPUTS, BoardTop
 
@@ -79,15 +80,11 @@ def soc_target_resource(pins, *, conn=None, out_attrs, in_attrs):
 
 def firmware_path(path=None):
     """The SoC image to build in: ``path``, or the twin's default
-    (``rtrig.host.sim.default_firmware()``, built by the firmware Makefile when the
+    (:func:`rtrig.firmware.default_firmware`, built by the firmware Makefile when the
     RISC-V compiler is installed). Raises :class:`UsageError` for a missing file,
     :class:`ToolchainError` when the default cannot be built."""
     if path is None:
-        from rtrig.host.sim import default_firmware
-        try:
-            path = default_firmware()
-        except SimulationError as e:
-            raise ToolchainError(str(e).splitlines()[0], hint=e.hint) from None
+        path = default_firmware()
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"firmware image not found: {path}",

@@ -7,12 +7,13 @@ import pytest
 @pytest.fixture
 def boards_cli():
     """A click group with the board commands (``build``, ``flash``) of ``rtrig``."""
-    from rtrig.host.cli_boards import register
+    from rtrig.host.cli.boards import build_cmd, flash_cmd
 
     @click.group()
     def cli():
         pass
-    register(cli)
+    cli.add_command(build_cmd)
+    cli.add_command(flash_cmd)
     return cli
 
 

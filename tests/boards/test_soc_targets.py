@@ -15,7 +15,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 from click.testing import CliRunner
 
-from rtrig.boards import BOARDS, get_board, ulx3s
+from rtrig.boards import BOARDS, board_top, get_board, ulx3s
 from rtrig.boards import build as build_mod
 from rtrig.boards.board import RIG_INPUTS, RIG_OUTPUTS, TARGETS
 from rtrig.boards.build import TimingError, build, check_timing, flash_command
@@ -29,9 +29,9 @@ from rtrig.boards.soc import (
     Console,
     firmware_image,
 )
+from rtrig.errors import ToolchainError, UsageError
 from rtrig.gateware.soc import RAM_BYTES
 from rtrig.gateware.top import Rig
-from rtrig.host.errors import ToolchainError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 NOP = b"\x13\x00\x00\x00"          # addi x0, x0, 0: a RAM image that needs no compiler
@@ -79,7 +79,7 @@ def test_ulx3s_soc_clocking(with_rig):
 
 def _plan(target, firmware=NOP):
     board = get_board("ulx3s")
-    return board.platform().prepare(board.top(target, firmware), name="top")
+    return board.platform().prepare(board_top(board, target, firmware), name="top")
 
 
 def _text(plan, name):
@@ -119,7 +119,7 @@ def test_only_boards_with_soc_clocking_offer_the_soc_targets():
             assert b.soc_clocking is not None
     assert get_board("ulx3s").targets == ("rig", "soc", "soc-alone")
     with pytest.raises(ValueError):
-        get_board("orangecrab").top("soc", NOP)
+        board_top(get_board("orangecrab"), "soc", NOP)
 
 
 class _FakeSoC(wiring.Component):
@@ -263,13 +263,9 @@ def test_firmware_errors_are_usage_errors(tmp_path):
         build("ulx3s", firmware=ok, build_root=tmp_path)
 
 
-def test_default_firmware_failure_is_a_toolchain_error(monkeypatch):
-    import rtrig.host.sim
-    from rtrig.host.errors import SimulationError
-
-    def fail():
-        raise SimulationError("no firmware tree to build the SoC image from", hint="h")
-    monkeypatch.setattr(rtrig.host.sim, "default_firmware", fail)
+def test_default_firmware_failure_is_a_toolchain_error(monkeypatch, tmp_path):
+    import rtrig.firmware
+    monkeypatch.setattr(rtrig.firmware, "FIRMWARE_DIR", tmp_path)     # no Makefile there
     with pytest.raises(ToolchainError, match="no firmware tree"):
         firmware_image()
 
@@ -322,9 +318,7 @@ def test_cli_passes_the_target(calls, target, boards_cli):
 def test_cli_no_cache_turns_the_cache_off(calls, boards_cli):
     CliRunner().invoke(boards_cli, ["build", "ulx3s", "--no-cache"])
     assert calls[-1][1]["cache"] is False
-    build_mod.main(["ulx3s", "--no-cache"])
-    assert calls[-1][1]["cache"] is False
-    build_mod.main(["ulx3s"])
+    CliRunner().invoke(boards_cli, ["build", "ulx3s"])
     assert calls[-1][1]["cache"] is None
 
 
@@ -340,13 +334,8 @@ def test_cli_lists_targets(boards_cli):
     assert "targets rig, soc, soc-alone" in out.output
 
 
-def test_module_command_passes_the_target(calls):
-    assert build_mod.main(["ulx3s", "--target", "soc-alone"]) == UsageError.exit_code
-    assert calls[0][1]["target"] == "soc-alone" and calls[0][1]["firmware"] is None
-
-
 def test_bad_target_is_one_line_without_traceback():
-    for argv in (["-m", "rtrig.boards.build", "orangecrab", "--target", "soc"],
+    for argv in (["-m", "rtrig", "build", "orangecrab", "--target", "soc"],
                  ["-c", "from rtrig.host.cli import main; main()", "build", "ulx3s",
                   "--target", "soc", "--firmware", "/nonexistent.bin"]):
         proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
@@ -363,7 +352,7 @@ def test_make_bitstream_passes_the_target(target):
                            "FIRMWARE=fw.bin"], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     cmd = " ".join(proc.stdout.replace("\\\n", " ").split())
-    assert f"-m rtrig.boards.build ulx3s --target {target} --firmware fw.bin" in cmd
+    assert f"rtrig build ulx3s --target {target} --firmware fw.bin" in cmd
     proc = subprocess.run(["make", "-n", "bitstream", "BOARD=ulx3s"], capture_output=True,
                           text=True, cwd=ROOT)
-    assert "-m rtrig.boards.build ulx3s --target rig" in proc.stdout
+    assert "rtrig build ulx3s --target rig" in proc.stdout

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from rtrig.host.cli import main
-from rtrig.host.units import parse_duration, parse_frequency
+from rtrig.units import parse_duration, parse_frequency
 
 
 def rtrig(*args, env=None):

@@ -12,11 +12,10 @@ import pytest
 from faultproxy import FaultProxy
 
 from rtrig import load
-from rtrig.host import report
+from rtrig.errors import LinkError
+from rtrig.host import CaptureSettings, open_rig, report, run_capture
 from rtrig.host.cli import main
-from rtrig.host.errors import LinkError
 from rtrig.host.link import LINK_COUNTERS, RigLink
-from rtrig.host.measure import CaptureSettings, open_rig, run_capture
 from rtrig.protocol import PacketType, Reg, crc16, frame
 
 DELAY = 123                 # loopback delay, ticks

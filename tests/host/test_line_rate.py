@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from rtrig import load
-from rtrig.host.measure import CaptureSettings, open_rig, run_capture
+from rtrig.host import CaptureSettings, open_rig, run_capture
 from rtrig.host.sim import FAST_DIVISOR, SIM_BAUD, SIM_CLK_HZ
 
 #: What a 100 MHz rig with the 3 Mbaud divisor (33) really runs at.

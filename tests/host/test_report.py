@@ -316,10 +316,10 @@ def test_report_several_captures(two_channel, tmp_path):
 
 def test_typed_arrays_round_trip():
     a = np.array([1.5, -2.25, 3.0], dtype=np.float32)
-    spec = report._jsonable({"x": a, "z": np.arange(6, dtype=np.uint8).reshape(2, 3)})
+    spec = report.figures._jsonable({"x": a, "z": np.arange(6, dtype=np.uint8).reshape(2, 3)})
     assert spec["x"]["dtype"] == "f4" and np.array_equal(_decode(spec["x"]), a)
     assert spec["z"]["shape"] == "2, 3"
-    assert "</script>" not in report.figure_json({"data": [], "layout": {"t": "</script>"}})
+    assert "</script>" not in report.figures.figure_json({"data": [], "layout": {"t": "</script>"}})
 
 
 # ------------------------------------------------------------------ CLI
@@ -347,7 +347,7 @@ def test_cli_report_errors(tmp_path, capsys):
 
 def test_lane_lost_edge_stays_in_its_pulse():
     # pulse 0 rises at 10 and its fall is lost; pulse 1 rises at 20, falls at 30
-    low, edge, high = report._lane(2, [False, False], [0, 1, 1], [10, 20, 30],
+    low, edge, high = report.data._lane(2, [False, False], [0, 1, 1], [10, 20, 30],
                                    [True, True, False], window=100, nbins=10)
     assert high.tolist() == [0, 1, 2, 2, 1, 1, 1, 1, 1, 1]
     assert low.tolist() == [2, 2, 1, 1, 1, 1, 1, 1, 1, 1]
@@ -375,12 +375,12 @@ def test_lane_from_records_equals_lane_from_edges():
         comp = lat + rng.integers(0, 60, n)
         done = rng.random(n) < 0.8
         window, nbins = int(rng.integers(20, 150)), int(rng.integers(1, 30))
-        fast = report._lane_records(n + 3, lat, comp, done, window, nbins)   # 3 missed
+        fast = report.data._lane_records(n + 3, lat, comp, done, window, nbins)   # 3 missed
         t = np.empty(2 * n, dtype=np.int64)
         t[0::2], t[1::2] = lat, np.where(done, comp, -1)
         rising = np.zeros(2 * n, dtype=bool)
         rising[0::2] = True
-        slow = report._lane(n + 3, False, np.repeat(np.arange(n), 2), t, rising, window, nbins)
+        slow = report.data._lane(n + 3, False, np.repeat(np.arange(n), 2), t, rising, window, nbins)
         for a, b in zip(fast, slow, strict=True):
             assert np.array_equal(a, b)
 
@@ -424,7 +424,7 @@ def make_stats_capture(tmp_path, bin_shift=2, overflow=0):
 
 
 def test_statistics_mode_plot_data(tmp_path):
-    from rtrig.host.stats import stats_summary
+    from rtrig.host.analysis import stats_summary
     cap, isr_hist, app_hist = make_stats_capture(tmp_path)
     per = report.capture_plot_data(cap)
     assert list(per) == ["isr", "app"]
@@ -504,7 +504,7 @@ def test_chunked_report_equals_in_memory(tmp_path):
     """The report built block by block from the file's chunks has the numbers of
     the in-memory functions on the loaded capture, and the same page."""
     from rtrig.capture import scan
-    from rtrig.host.report_data import CaptureReduction
+    from rtrig.host.report.data import CaptureReduction
     cap = rig_like_capture(tmp_path / "rig.rtrig")
     chunks = scan(cap.path)
     red = CaptureReduction(chunks)
@@ -523,7 +523,7 @@ def test_chunked_report_equals_in_memory(tmp_path):
 def test_chunked_out_of_pulse_order_is_loaded(tmp_path):
     """A file whose channel is not in pulse order is sorted in memory, as load does."""
     from rtrig.capture import Capture, scan
-    from rtrig.host.report_data import CaptureReduction
+    from rtrig.host.report.data import CaptureReduction
     cap = rig_like_capture(tmp_path / "rev.rtrig", pulses=3000, app_reversed=True)
     red = CaptureReduction(scan(cap.path))
     assert isinstance(red.cap, Capture)
@@ -534,7 +534,7 @@ def test_chunked_out_of_pulse_order_is_loaded(tmp_path):
 
 def test_chunked_events_statistics_and_several_captures(tmp_path, two_channel):
     from rtrig.capture import scan
-    from rtrig.host.report_data import CaptureReduction
+    from rtrig.host.report.data import CaptureReduction
     cap, isr, app = two_channel
     ev = rig_like_capture(tmp_path / "ev.rtrig", pulses=2000, events=True)
     for c in (cap, ev):
@@ -554,7 +554,7 @@ def test_chunked_events_statistics_and_several_captures(tmp_path, two_channel):
 
 def test_write_report_reads_blocks(two_channel, tmp_path, monkeypatch):
     """``rtrig report`` never loads a capture whose records are in pulse order."""
-    from rtrig.host import report_data
+    from rtrig.host.report import data as report_data
 
     def refuse(path):
         raise AssertionError("loaded whole")
@@ -584,7 +584,7 @@ def test_scan_reads_what_load_reads(two_channel, tmp_path):
 
 
 def test_value_counts_dense_and_sparse():
-    from rtrig.host.report_data import ValueCounts
+    from rtrig.host.report.data import ValueCounts
     rng = np.random.default_rng(2)
     for span in (16, 1 << 24):
         vc = ValueCounts(dense_span=span)

@@ -13,7 +13,7 @@ from twin_checks import model_capture_matches_truth
 
 from rtrig import load
 from rtrig.boards import get_board
-from rtrig.host.measure import CaptureSettings, open_rig, run_capture
+from rtrig.host import CaptureSettings, open_rig, run_capture
 from rtrig.protocol import STIM_INPUT, Reg
 
 BOARD = get_board("icebreaker")

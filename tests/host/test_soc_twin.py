@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rtrig import load
-from rtrig.host.measure import CaptureSettings, open_rig, run_capture
+from rtrig.host import CaptureSettings, open_rig, run_capture
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware" / "build" / "rtrig-soc" / "rt_test.bin"

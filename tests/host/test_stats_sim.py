@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from rtrig import load
-from rtrig.host.analysis import channel_stats
-from rtrig.host.measure import CaptureSettings, open_rig, run_capture
+from rtrig.host import CaptureSettings, open_rig, run_capture
+from rtrig.host.analysis import channel_stats, stats_summary
 from rtrig.host.presets import PRESETS
-from rtrig.host.stats import choose_mode, read_stats, run_stats_capture, stats_summary
+from rtrig.host.stats import choose_mode, read_stats, run_stats_capture
 from rtrig.protocol import ChanFlags, Reg
 
 TICK_HZ = 100_000_000

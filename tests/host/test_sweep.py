@@ -139,6 +139,7 @@ def test_interrupt_keeps_recorded_steps(tmp_path, monkeypatch):
     monkeypatch.setattr(sweep_mod._Sweeper, "measure_missed", fake_missed)
     link = types.SimpleNamespace(crc_errors=0, lost_packets=2, bad_payloads=0, duplicates=0)
     session = types.SimpleNamespace(tick_hz=TICK_HZ, sim=None, link=link,
+                                    has_statistics=lambda: False,
                                     info={"version": 1, "build_hash": 0, "board": 0})
     st = SweepSettings(10_000, 100_000, target="model", model={"app": False},
                        channels=("isr",))
@@ -178,11 +179,11 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def rig():
-    from rtrig.host.measure import open_rig
+    from rtrig.host import open_rig
     try:
         with open_rig(sim=True, log=lambda m: None) as session:
             yield session
-    except rtrig.host.errors.SimulationError as e:      # pragma: no cover
+    except rtrig.errors.SimulationError as e:      # pragma: no cover
         pytest.skip(f"simulation twin unavailable: {e}")
 
 

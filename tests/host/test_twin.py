@@ -6,7 +6,7 @@ import pytest
 from twin_checks import model_capture_matches_truth
 
 from rtrig import load
-from rtrig.host.measure import CaptureSettings, open_rig, run_capture
+from rtrig.host import CaptureSettings, open_rig, run_capture
 from rtrig.protocol import STIM_INPUT, ChanFlags, Reg
 
 

@@ -2,7 +2,7 @@
 default twin; ``test_sim_board.py``, a board's twin)."""
 
 from rtrig import load
-from rtrig.host.measure import CaptureSettings, run_capture
+from rtrig.host import CaptureSettings, run_capture
 from rtrig.host.selftest import compare_with_truth
 
 

@@ -1,28 +1,21 @@
 """``rtrig build`` and ``rtrig flash``: FPGA bitstreams for the rig's boards.
 
-Thin wrappers over :mod:`rtrig.boards.build`; the top-level group adds them with
-:func:`register`.
+Thin wrappers over :mod:`rtrig.boards.build`.
 """
 
 import json
 
 import click
 
-from .units import FREQUENCY
+from .options import CONTEXT, FREQUENCY
 
-__all__ = ["register", "build_cmd", "flash_cmd"]
-
-
-def _board_names():
-    from rtrig.boards import BOARDS
-    return list(BOARDS)
-
+__all__ = ["build_cmd", "flash_cmd"]
 
 _TARGET_HELP = ("What to build: rig (default), soc (the rig with the reference SoC built "
                 "in), soc-alone (the SoC alone, a target for a second board's rig).")
 
 
-@click.command("build")
+@click.command("build", context_settings=CONTEXT)
 @click.argument("board", required=False)
 @click.option("--all", "all_boards", is_flag=True, help="Build every board variant.")
 @click.option("--list", "list_boards", is_flag=True, help="List the boards and exit.")
@@ -55,7 +48,7 @@ def build_cmd(board, all_boards, list_boards, require_mhz, build_root, target, f
     from rtrig.boards import BOARDS, DEFAULT_BOARDS
     from rtrig.boards.build import build, resolve_target, stand_in_for
 
-    from .errors import UsageError
+    from ...errors import UsageError
 
     if list_boards:
         for b in BOARDS.values():
@@ -92,7 +85,7 @@ def build_cmd(board, all_boards, list_boards, require_mhz, build_root, target, f
         click.echo(json.dumps([r.to_json() for r in results], indent=2))
 
 
-@click.command("flash")
+@click.command("flash", context_settings=CONTEXT)
 @click.argument("board")
 @click.option("--dry-run", is_flag=True, help="Print the programming command only.")
 @click.option("--build-root", type=click.Path(file_okay=False), default=None,
@@ -104,9 +97,3 @@ def flash_cmd(board, dry_run, build_root, target):
     from rtrig.boards.build import flash
     flash(board, build_root=build_root, dry_run=dry_run, target=target,
           echo=lambda line: click.echo(line, err=not dry_run))
-
-
-def register(group):
-    """Add ``build`` and ``flash`` to the ``rtrig`` click group."""
-    group.add_command(build_cmd)
-    group.add_command(flash_cmd)

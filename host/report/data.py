@@ -22,9 +22,9 @@ import math
 
 import numpy as np
 
-from ..capture import CHANNEL_NAMES, CaptureChunks, load
-from ..protocol import STIM_INPUT, ChanFlags, Input
-from .analysis import channel_stats, channel_stats_from_counts
+from ...capture import CHANNEL_NAMES, CaptureChunks, load
+from ...protocol import STIM_INPUT, ChanFlags, Input
+from ..analysis import channel_stats, channel_stats_from_counts, missed_mask, stats_summary
 
 __all__ = [
     "channel_records", "latency_histogram", "exceedance", "envelope", "persistence",
@@ -142,7 +142,7 @@ def channel_records(cap):
 def _split(records):
     """Plain field arrays of one channel: answered latencies and completed times."""
     flags = records["flags"]
-    missed = (flags & ChanFlags.MISSED) != 0
+    missed = missed_mask(records)
     bad = missed | ((flags & ChanFlags.INCOMPLETE) != 0)
     any_missed, any_bad = bool(missed.any()), bool(bad.any())
     lat = records["latency"]
@@ -162,7 +162,7 @@ def _split(records):
 def _stats(records, tick_hz):
     """:func:`channel_stats` on a compact copy (only the fields it reads): the same
     numbers, without copying 22-byte records around."""
-    from ..protocol import LATENCY_DTYPE
+    from ...protocol import LATENCY_DTYPE
     dt = np.dtype([(f, LATENCY_DTYPE[f]) for f in ("flags", "latency", "completion")])
     small = np.empty(len(records), dtype=dt)
     for f in dt.names:
@@ -460,7 +460,6 @@ def stats_plot_data(cap, max_bins=HIST_BINS):
     edge of each used bin (the overflow counts at the top); ``envelope`` and
     ``split`` are None. ``resolution_ns`` is the histogram bin width.
     """
-    from .stats import stats_summary
     stat = cap.stats or {}
     if not stat.get("channels"):
         return {}
@@ -612,10 +611,10 @@ def _by_channel(block):
     return out
 
 
-def _masks(flags):
+def _masks(records):
     """``(missed, done)`` per record: no answer; answered and fell in time."""
-    missed = (flags & ChanFlags.MISSED) != 0
-    return missed, ~(missed | ((flags & ChanFlags.INCOMPLETE) != 0))
+    missed = missed_mask(records)
+    return missed, ~(missed | ((records["flags"] & ChanFlags.INCOMPLETE) != 0))
 
 
 class _FirstPass:
@@ -631,7 +630,7 @@ class _FirstPass:
         self.in_order = True
 
     def add(self, f):
-        missed, done = _masks(f["flags"])
+        missed, done = _masks(f)
         self.records += len(missed)
         self.latency.add(f["latency"][~missed])
         self.completion.add(f["completion"][done])
@@ -666,7 +665,7 @@ class _SecondPass:
         self.steps = None
 
     def add(self, f):
-        missed, done = _masks(f["flags"])
+        missed, done = _masks(f)
         answered = ~missed
         lat = f["latency"][answered].astype(np.int64)
         if len(lat):

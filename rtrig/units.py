@@ -1,12 +1,10 @@
-"""Quantities with units on the command line: frequencies and durations."""
+"""Quantities with units: frequencies and durations, parsed from text and formatted
+for messages and tables."""
 
 import math
 import re
 
-import click
-
-__all__ = ["parse_frequency", "parse_duration", "FREQUENCY", "DURATION", "format_hz",
-           "format_ns", "format_s"]
+__all__ = ["parse_frequency", "parse_duration", "format_hz", "format_ns", "format_s"]
 
 _NUM = r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
 _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
@@ -35,24 +33,6 @@ def parse_duration(text):
     if not math.isfinite(s):
         raise ValueError(f"'{text}' is not a finite duration")
     return s
-
-
-class _Quantity(click.ParamType):
-    def __init__(self, name, parser):
-        self.name = name
-        self._parse = parser
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, (int, float)):
-            return float(value)
-        try:
-            return self._parse(value)
-        except ValueError as e:
-            self.fail(str(e), param, ctx)
-
-
-FREQUENCY = _Quantity("frequency", parse_frequency)
-DURATION = _Quantity("duration", parse_duration)
 
 
 def format_hz(hz):

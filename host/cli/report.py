@@ -5,11 +5,10 @@ from pathlib import Path
 
 import click
 
-from .errors import UsageError
+from ...errors import UsageError
+from .options import CONTEXT
 
-__all__ = ["register"]
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+__all__ = ["report", "export"]
 
 
 @click.command(context_settings=CONTEXT, no_args_is_help=True)
@@ -24,7 +23,7 @@ def report(captures, output, title):
     With several captures the report starts with a comparison table and overlaid
     histograms and tail curves. The file embeds plotly.js and works offline.
     """
-    from .report import write_report
+    from ..report import write_report
     t = time.perf_counter()
     out, size = write_report(captures, output, title=title)
     click.echo(f"report: {out} ({size / 1e6:.2f} MB, {time.perf_counter() - t:.1f} s)",
@@ -44,9 +43,9 @@ def report(captures, output, title):
               help="cyclictest: number of 1 µs buckets [default: up to the maximum].")
 def export(capture, fmt, output, buckets):
     """Export CAPTURE for other tools: CSV, JSON, VCD or a cyclictest histogram."""
-    from ..capture import load
-    from .export import SUFFIX
-    from .export import export as do_export
+    from ...capture import load
+    from ..export import SUFFIX
+    from ..export import export as do_export
     options = {}
     if buckets is not None:
         if fmt != "cyclictest":
@@ -58,9 +57,3 @@ def export(capture, fmt, output, buckets):
     out = do_export(cap, fmt, output, **options)
     if out is not None:
         click.echo(f"export: {out}", err=True)
-
-
-def register(group):
-    """Add ``report`` and ``export`` to the ``rtrig`` command group."""
-    group.add_command(report)
-    group.add_command(export)

@@ -1,0 +1,195 @@
+"""What the ``rtrig`` subcommands share: parameter types, option decorators, the rig
+to open, and the lines that report a run's losses.
+
+Every subcommand module imports this one and nothing of its siblings, and the group
+(``rtrig.host.cli``) imports the subcommands: the CLI has no import circle.
+"""
+
+import datetime
+import functools
+from pathlib import Path
+
+import click
+
+from ...errors import UsageError
+from ...units import parse_duration, parse_frequency
+
+__all__ = ["CONTEXT", "FREQUENCY", "DURATION", "FRACTION", "BoardChoice", "RigOptions",
+           "rig_options", "target_options", "default_path", "counter_lines", "warn_counters"]
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class _Quantity(click.ParamType):
+    """A frequency or duration with its unit (``5k``, ``127kHz``, ``1.5us``)."""
+
+    def __init__(self, name, parser):
+        self.name = name
+        self._parse = parser
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)):
+            return float(value)
+        try:
+            return self._parse(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
+FREQUENCY = _Quantity("frequency", parse_frequency)
+DURATION = _Quantity("duration", parse_duration)
+
+
+class _Fraction(click.ParamType):
+    """'0.5%' or '0.005' → 0.005."""
+    name = "fraction"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        text = str(value).strip()
+        try:
+            if text.endswith("%"):
+                return float(text[:-1]) / 100
+            return float(text)
+        except ValueError:
+            self.fail(f"'{value}' is not a fraction (try 0.5% or 0.005)", param, ctx)
+
+
+FRACTION = _Fraction()
+
+
+class BoardChoice(click.Choice):
+    """One of the boards of :data:`rtrig.boards.BOARDS`, the one board registry. The
+    list is read when a value is checked or help is shown, so that starting the CLI
+    does not elaborate board modules."""
+
+    def __init__(self):
+        super().__init__([], case_sensitive=False)
+
+    @property
+    def choices(self):
+        from ...boards import board_names
+        return board_names()
+
+    @choices.setter
+    def choices(self, value):
+        pass                                    # always the registry's
+
+
+class RigOptions:
+    """The rig a command opens: ``--port``/``--sim`` and the twin's options (global,
+    or given after the subcommand), set by the group and the subcommand together."""
+
+    def __init__(self, port, sim, debug, sim_board=None, sim_link="fast", baud=3_000_000):
+        self.port, self.sim, self.debug = port, sim, debug
+        self.sim_board = sim_board
+        self.sim_link = sim_link
+        self.baud = baud
+        self.soc, self.firmware = False, None   # set by commands given --target soc
+
+    def merge(self, sim_here, port_here):
+        """``--sim`` / ``--port`` given after the subcommand."""
+        if sim_here:
+            self.sim = True
+        if port_here:
+            self.port = port_here
+
+    def use_target(self, target, firmware=None):
+        """``--target soc`` in simulation needs the twin built with the SoC."""
+        self.soc = target == "soc"
+        self.firmware = firmware
+        if firmware is not None and not (self.soc and self.sim):
+            raise UsageError("--firmware applies to --sim --target soc only")
+
+    def rig(self):
+        """Open the rig (a context manager giving a :class:`rtrig.host.rig.Rig`)."""
+        from ..rig import open_rig
+        if self.sim and self.port:
+            raise UsageError("give either --port or --sim, not both")
+        if self.sim_board is not None:
+            if self.soc:
+                raise UsageError("--sim-board and --target soc do not go together",
+                                 hint="the SoC twin is the simulation board's")
+            return open_rig(self.port, True, board=self.sim_board, sim_link=self.sim_link)
+        if self.soc and self.sim:
+            return open_rig(self.port, self.sim, soc=True, firmware=self.firmware,
+                            sim_link=self.sim_link)
+        return open_rig(self.port, self.sim, sim_link=self.sim_link, baudrate=self.baud)
+
+
+def rig_options(f):
+    """A subcommand that opens a rig: takes ``--sim``/``--port`` after its name too
+    (``rtrig capture --sim``) and receives the :class:`RigOptions` first."""
+    @functools.wraps(f)
+    def command(obj, sim_here, port_here, **kwargs):
+        obj.merge(sim_here, port_here)
+        return f(obj, **kwargs)
+
+    command = click.pass_obj(command)
+    command = click.option("--port", "port_here", metavar="PORT",
+                           help="Rig port (as the global option).")(command)
+    return click.option("--sim", "sim_here", is_flag=True,
+                        help="Use the simulation twin.")(command)
+
+
+def target_options(targets, channels_default, channels_help, output_kind, quiet_help):
+    """The options of a measurement on a target (``capture``, ``sweep``): what drives
+    the rig inputs, the model's parameters, the load task, the channels, where the
+    capture goes and how results are printed."""
+    options = [
+        click.option("--target", default="external", show_default=True,
+                     type=click.Choice(targets), help="What drives the rig inputs."),
+        click.option("--model", "model_text", default=None, metavar="K=V,...",
+                     help="Model target parameters with units (see docs/model.md)."),
+        click.option("--preset", default=None,
+                     help="Model target preset (see docs/model.md)."),
+        click.option("--load/--no-load", default=False,
+                     help="Run the target's load task" +
+                          (" (and look for SF)." if output_kind == "sweep" else ".")),
+        click.option("--channels", default=channels_default,
+                     show_default=channels_default is not None, help=channels_help),
+        click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+                     default=None,
+                     help=f"Capture file [default: captures/{output_kind}-DATE.rtrig]."),
+        click.option("--json", "as_json", is_flag=True, help="Print the result as JSON."),
+        click.option("--quiet", "-q", is_flag=True, help=quiet_help),
+        click.option("--firmware", type=click.Path(exists=True, dir_okay=False),
+                     default=None,
+                     help="--sim --target soc: the SoC's RAM image (.bin) [default: rt_test]."),
+    ]
+
+    def decorate(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return decorate
+
+
+def default_path(kind):
+    """``captures/KIND-DATE.rtrig``: where a capture goes when ``-o`` is not given."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path("captures") / f"{kind}-{stamp}.rtrig"
+
+
+def counter_lines(counters):
+    """The summary's ``link:`` and ``rig:`` lines: every loss counter, zero or not."""
+    from ..link import LINK_COUNTERS
+    lines = []
+    for group in ("link", "rig"):
+        parts = [f"{counters[k]} {label}" for k, (g, label, _) in LINK_COUNTERS.items()
+                 if g == group and k in counters]
+        if parts:
+            lines.append(f"{group}: " + ", ".join(parts))
+    return lines
+
+
+def warn_counters(counters):
+    """A ``warning:`` line on stderr for each nonzero loss counter (the total of the
+    rig's overflows only when its parts are not there)."""
+    from ..link import LINK_COUNTERS
+    parts = {"lat_overflow", "evt_overflow", "truth_overflow", "stat_drops"}
+    for k, (_, label, meaning) in LINK_COUNTERS.items():
+        if not counters.get(k) or (k == "overflows" and parts & counters.keys()):
+            continue
+        click.echo(f"warning: {counters[k]} {label} ({meaning})", err=True)

@@ -1,0 +1,307 @@
+"""The report's page: summary tables, the description of each capture, and
+:func:`build_report` / :func:`write_report`, which put the figures of
+:mod:`rtrig.host.report.figures` into one HTML file with plotly.js embedded once."""
+
+import datetime
+import html
+from pathlib import Path
+
+from ...capture import scan
+from ...errors import UsageError
+from ...units import format_hz
+from ..analysis import PERCENTILES
+from .data import (
+    CaptureReduction,
+    _channel_order,
+    record_count,
+    sweep_plot_data,
+)
+from .figures import (
+    PALETTE,
+    channel_color,
+    figure_json,
+    histogram_figure,
+    overlay_histogram_figure,
+    persistence_figure,
+    sweep_figure,
+    tail_figure,
+    timeline_figure,
+)
+
+__all__ = ["build_report", "write_report"]
+
+
+def _fmt_us(ns, digits=4):
+    if ns is None:
+        return "—"
+    return f"{ns / 1000:.{digits}g}"
+
+
+def _table(heads, rows, cls=""):
+    h = "".join(f"<th>{html.escape(str(x))}</th>" for x in heads)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _claimable(answered, percent):
+    """A percentile is backed by data when ≥ 10 samples lie at or beyond it."""
+    return answered * (1 - percent / 100.0) >= 10
+
+
+_SUMMARY_HEADS = ["channel", "min", "max", "jitter", "mean", "p50", "p99", "p99.9", "p99.99",
+                  "missed", "pulses"]
+
+
+def _summary_rows(per_channel, label=None):
+    rows = []
+    for name, d in per_channel.items():
+        st = d["stats"]
+        pct = []
+        for key, percent in PERCENTILES.items():
+            cell = _fmt_us(st[f"{key}_ns"])
+            if st[f"{key}_ns"] is not None and not _claimable(st["answered"], percent):
+                cell = f'<span class="weak" title="fewer than 10 samples beyond">{cell}*</span>'
+            pct.append(cell)
+        missed = f"{st['missed']}"
+        if st["pulses"]:
+            missed += f" ({100 * st['missed_fraction']:.3g} %)"
+        first = html.escape(name.upper() if label is None else f"{label} · {name.upper()}")
+        rows.append([first, _fmt_us(st["min_ns"]), _fmt_us(st["max_ns"]),
+                     _fmt_us(st["jitter_ns"]), _fmt_us(st["mean_ns"]), *pct, missed,
+                     f"{st['pulses']}"])
+    return rows
+
+
+def _describe(cap):
+    m = cap.meta
+    tgt = m.get("target") or {}
+    stim = m.get("stimulus") or {}
+    bits = []
+    desc = tgt.get("description") or ""
+    kind = tgt.get("kind", "?")
+    if tgt.get("preset"):
+        kind += f" (preset {tgt['preset']})"
+    if kind.startswith("loopback") and tgt.get("delay_ticks") is not None:
+        kind += f", delay {tgt['delay_ticks'] * 1e9 / cap.tick_hz:g} ns"
+    bits.append(("target", html.escape(kind + (f" — {desc}" if desc else ""))))
+    if stim:
+        s = format_hz(stim.get("freq_hz"))
+        if stim.get("period_ticks") and stim.get("high_ticks") is not None:
+            s += f", duty {stim['high_ticks'] / stim['period_ticks']:.2g}"
+        if stim.get("jitter_ticks"):
+            s += f", jitter 0..{stim['jitter_ticks'] * 1e9 / cap.tick_hz:g} ns"
+        if stim.get("count"):
+            s += f", {stim['count']} pulses"
+        bits.append(("stimulus", html.escape(s)))
+    load = "on (LOAD task running)" if m.get("load") else "off"
+    hb = (cap.stats or {}).get("heartbeat") or {}
+    if m.get("load") and hb.get("windows"):
+        load += (f"; heartbeat {hb.get('min')}..{hb.get('max')} edges per "
+                 f"{hb.get('window_ticks', 0) * 1e9 / cap.tick_hz / 1000:g} µs window")
+    bits.append(("load", html.escape(load)))
+    if m.get("mode"):
+        bits.append(("mode", html.escape(str(m["mode"]))))
+    bits.append(("timebase", f"{cap.tick_hz / 1e6:g} MHz, {1e9 / cap.tick_hz:g} ns per tick"))
+    rig = "simulation twin" if m.get("simulation") else f"board {m.get('board', '?')}"
+    bits.append(("rig", html.escape(f"{rig}, gateware {m.get('gateware_hash', '?')}, "
+                                    f"rtrig {m.get('rtrig_version', '?')}")))
+    status = (cap.final or {}).get("status", "cut off (no final chunk)")
+    if cap.truncated:
+        status += ", torn last chunk"
+    bits.append(("status", html.escape(status)))
+    link = (cap.final or {}).get("link") or {}
+    if link:
+        bits.append(("link", _link_counters(link)))
+    if m.get("start_time"):
+        bits.append(("started", html.escape(str(m["start_time"]))))
+    bits.append(("records", f"{record_count(cap, b'LATR')} latency records, "
+                            f"{record_count(cap, b'EVNT')} raw events"))
+    return "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in bits)
+
+
+def _link_counters(link):
+    """Every loss counter of a capture's ``final["link"]``; a nonzero one in bold red,
+    with what it means as its tooltip."""
+    from ..link import LINK_COUNTERS
+    out = []
+    for k, (_, label, meaning) in LINK_COUNTERS.items():
+        if k not in link:
+            continue
+        text = html.escape(f"{link[k]} {label}")
+        if link[k]:
+            text = (f'<span class="loss" style="color:#b00;font-weight:bold" '
+                    f'title="{html.escape(meaning)}">{text}</span>')
+        out.append(text)
+    return ", ".join(out)
+
+
+class _Page:
+    """The page being built: HTML parts and figures (each a div and a script)."""
+
+    def __init__(self):
+        self.parts = []
+        self.figures = []
+
+    def add(self, text):
+        self.parts.append(text)
+
+    def figure(self, fig):
+        self.figures.append(fig)
+        div = f"fig{len(self.figures)}"
+        h = fig["layout"].get("height", 450)
+        self.parts.append(
+            f'<div id="{div}" class="plot" style="height:{h}px"></div>\n'
+            f"<script>(function(){{var F={figure_json(fig)};"
+            f'Plotly.newPlot("{div}",F.data,F.layout,{{displaylogo:false,responsive:true}});'
+            "})();</script>")
+
+
+_CSS = """
+body{font-family:sans-serif;margin:0 auto;max-width:1300px;padding:0 16px;color:#222}
+h1{font-size:22px;margin:18px 0 4px} h2{font-size:18px;border-bottom:1px solid #ccc;
+margin-top:32px} h3{font-size:15px;margin:20px 0 6px}
+table{border-collapse:collapse;margin:6px 0 12px;font-size:13px}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th{background:#f3f3f3} table.meta th,table.meta td{text-align:left}
+td:first-child{text-align:left;font-weight:bold} .weak{color:#999}
+.note{color:#555;font-size:12px} nav a{margin-right:12px} .plot{margin:8px 0 18px}
+"""
+
+
+def _capture_section(page, cap, label, per_channel, pers):
+    page.add(f'<h2 id="{html.escape(label)}">{html.escape(label)}: '
+             f"{html.escape(cap.path.name)}</h2>")
+    page.add(f'<table class="meta">{_describe(cap)}</table>')
+    if per_channel:
+        page.add("<h3>Latency, µs (stimulus rising edge → response rising edge)</h3>")
+        page.add(_table(_SUMMARY_HEADS, _summary_rows(per_channel)))
+        comp_rows = []
+        for name, d in per_channel.items():
+            st = d["stats"]
+            comp_rows.append([name.upper(), _fmt_us(st["completion_min_ns"]),
+                              _fmt_us(st["completion_max_ns"]),
+                              _fmt_us(st["completion_jitter_ns"]),
+                              _fmt_us(st["completion_mean_ns"]),
+                              _fmt_us(st["completion_p50_ns"]), _fmt_us(st["completion_p99_ns"]),
+                              f"{st['answered']}"])
+        page.add("<h3>Completion, µs (stimulus rising edge → response falling edge)</h3>")
+        page.add(_table(["channel", "min", "max", "jitter", "mean", "p50", "p99", "answered"],
+                        comp_rows))
+        page.add('<p class="note">* fewer than 10 samples lie beyond this percentile: the '
+                 "capture is too short to claim it. Percentiles are measured samples "
+                 "(inverted CDF), never interpolations.</p>")
+        stats_mode = any(d["envelope"] is None for d in per_channel.values())
+        if stats_mode:
+            res = {d["resolution_ns"] for d in per_channel.values()}
+            outside = ", ".join(f"{n.upper()} {d['outside'][0]} below / {d['outside'][1]} above"
+                                for n, d in per_channel.items())
+            page.add('<p class="note">Statistics mode: the rig accumulated the figures and a '
+                     f"histogram of {', '.join(f'{r:g} ns' for r in sorted(res))} bins "
+                     "on chip; percentiles are the lower edge of their bin, min, max and "
+                     "mean are exact. Histogram range: "
+                     f"{outside}. Per-pulse views (latency by pulse, persistence) need a "
+                     "records-mode capture.</p>")
+        page.figure(histogram_figure(per_channel))
+        if any(len(d["completion_hist"][1]) for d in per_channel.values()):
+            page.figure(histogram_figure(per_channel, completion=True))
+        page.figure(tail_figure([(name, *d["tail"], channel_color(name))
+                                 for name, d in per_channel.items()]))
+        if not stats_mode:
+            stim = cap.meta.get("stimulus") or {}
+            page.figure(timeline_figure(per_channel, stim.get("freq_hz")))
+    if pers and pers["lanes"] and pers["pulses"]:
+        page.figure(persistence_figure(pers))
+    if cap.steps:
+        sw = sweep_plot_data(cap)
+        page.add("<h3>Sweep</h3>")
+        marks = [[k, format_hz(v) if v else "not found"] for k, v in sw["marks"].items()]
+        page.add(_table(["figure", "frequency"], marks))
+        page.figure(sweep_figure(sw))
+        rows = [[format_hz(s.get("freq_hz")),
+                 *("—" if s.get(k) is None else f"{100 * s[k]:.3g} %"
+                   for k in ("isr_missed", "app_missed", "load_progress"))]
+                for s in sorted(cap.steps, key=lambda s: s.get("freq_hz") or 0)]
+        page.add(_table(["frequency", "ISR missed", "APP missed", "load progress"], rows))
+
+
+def _labels(captures, labels):
+    labels = list(labels or [])
+    for i in range(len(labels), len(captures)):
+        stem = captures[i].path.stem
+        labels.append(stem if stem not in labels else f"{stem}-{i + 1}")
+    return labels
+
+
+def build_report(captures, title=None, labels=None):
+    """The report of one or more captures, as an HTML string.
+
+    ``captures``: loaded (:func:`rtrig.load`) or scanned (:func:`rtrig.capture.scan`)
+    captures; the numbers are the same, but a scanned capture's records are read
+    block by block (see :class:`CaptureReduction`) and never held whole.
+    """
+    import plotly
+    import plotly.offline
+
+    from ... import __version__
+    if not captures:
+        raise UsageError("no capture to report on")
+    labels = _labels(captures, labels)
+    reductions = [CaptureReduction(cap) for cap in captures]       # pass 1 of each
+    # Several captures share histogram bins per channel so they overlay exactly.
+    ranges = {}
+    if len(captures) > 1:
+        for red in reductions:
+            for name, (lo, hi) in red.latency_ranges().items():
+                a, b = ranges.get(name, (lo, hi))
+                ranges[name] = (min(a, lo), max(b, hi))
+    datas, perss = [], []
+    for red in reductions:                                           # pass 2 of each
+        per_channel, pers = red.plot_data(ranges)
+        datas.append(per_channel)
+        perss.append(pers)
+    title = title or ("rtrig report: " + ", ".join(labels))
+    page = _Page()
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    page.add(f"<h1>{html.escape(title)}</h1>")
+    page.add(f'<p class="note">Generated {now} by rtrig {__version__} (plotly.js from plotly '
+             f"{plotly.__version__}, embedded). Latency is measured pin to pin by the rig's own "
+             "clock; every plot is binned from all samples and keeps the extremes.</p>")
+    if len(captures) > 1:
+        page.add("<nav>" + "".join(f'<a href="#{html.escape(lb)}">{html.escape(lb)}</a>'
+                                   for lb in labels) + '<a href="#compare">comparison</a></nav>')
+        page.add('<h2 id="compare">Comparison</h2>')
+        rows = []
+        for lb, d in zip(labels, datas, strict=True):
+            rows += _summary_rows(d, label=lb)
+        page.add(_table(_SUMMARY_HEADS, rows))
+        names = sorted({n for d in datas for n in d}, key=_channel_order)
+        for name in names:
+            entries = [(lb, d[name]["hist"], PALETTE[i % len(PALETTE)])
+                       for i, (lb, d) in enumerate(zip(labels, datas, strict=True)) if name in d]
+            page.figure(overlay_histogram_figure(name, entries))
+        # colour by capture (as in the histograms above), dash by channel
+        page.figure(tail_figure([(f"{lb} · {name}", *d[name]["tail"],
+                                  PALETTE[i % len(PALETTE)], ["solid", "dash", "dot"][j % 3])
+                                 for i, (lb, d) in enumerate(zip(labels, datas, strict=True))
+                                 for j, name in enumerate(d)]))
+    for cap, lb, d, pers in zip(captures, labels, datas, perss, strict=True):
+        _capture_section(page, cap, lb, d, pers)
+    js = plotly.offline.get_plotlyjs()
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style>\n"
+            f'<script type="text/javascript">{js}</script></head><body>\n'
+            + "\n".join(page.parts) + "\n</body></html>\n")
+
+
+def write_report(paths, output, title=None):
+    """Report on the capture files ``paths``: write the HTML report to ``output``.
+
+    The files are scanned, not loaded: their records are read block by block, so
+    memory stays bounded whatever their size. Returns ``(output_path, bytes_written)``.
+    """
+    caps = [scan(p) for p in paths]
+    data = build_report(caps, title=title).encode("utf-8")
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    return out, len(data)

@@ -1,0 +1,282 @@
+"""The host's one interface to a rig: typed operations over the one link.
+
+:func:`open_rig` gives a :class:`Rig` on a serial port or on the simulation twin.
+Every procedure (capture, statistics capture, sweep steps, selftest) is a short
+sequence of the operations here — stop, configure target, configure stimulus, clear,
+run, wait, read counters — so none of them writes registers in its own order, and
+the waits that decide when a run's figures are final exist once.
+
+The register-level detail (addresses, widths) stays in :mod:`rtrig.protocol`; the
+bytes on the wire in :class:`~rtrig.host.link.RigLink`, which :attr:`Rig.link` still
+exposes for tests and tools that speak registers directly.
+"""
+
+import contextlib
+import sys
+import time
+
+from ..errors import LinkError, UsageError
+from ..protocol import (
+    GATEWARE_VERSION,
+    REGISTER_BY_ADDR,
+    PacketType,
+    Reg,
+    StimCtrl,
+    StreamEnable,
+    Target,
+)
+from .link import RigLink
+
+__all__ = ["Rig", "open_rig", "register_max", "TARGETS", "CHANNELS", "MODEL_REGS",
+           "DRAIN_TICKS"]
+
+#: Target names on the command line → the TARGET_SEL value.
+TARGETS = {"external": Target.EXTERNAL, "loopback": Target.LOOPBACK, "model": Target.MODEL,
+           "soc": Target.SOC}
+#: Response channel names → latency channel number.
+CHANNELS = {"isr": 0, "app": 1}
+#: Model target parameters (``ModelParams`` fields, in ticks) → their registers.
+MODEL_REGS = {
+    "isr_entry": Reg.MODEL_ISR_ENTRY, "isr_jitter": Reg.MODEL_ISR_JITTER,
+    "isr_service": Reg.MODEL_ISR_SERVICE, "app_wake": Reg.MODEL_APP_WAKE,
+    "app_service": Reg.MODEL_APP_SERVICE, "load_quantum": Reg.MODEL_LOAD_QUANTUM,
+    "heartbeat_work": Reg.MODEL_HB_WORK, "tick_period": Reg.MODEL_TICK_PERIOD,
+    "tick_service": Reg.MODEL_TICK_SERVICE, "seed": Reg.MODEL_SEED,
+}
+
+#: Rig ticks waited beyond the response timeout after the last pulse before a run's
+#: records and counters are taken as final (the matcher, merger and statistics
+#: pipelines are a few cycles deep; 100 µs at 100 MHz leaves room for any of them).
+DRAIN_TICKS = 10_000
+#: Seconds between polls of the rig while waiting on its clock or its stimulus: one or
+#: two register reads (~1 ms on the simulation twin, ~0.2 ms on a 3 Mbaud rig), so
+#: polling this often costs the link little and ends a short run soon after its end.
+POLL_S = 0.02
+
+
+def register_max(reg):
+    """The largest value register ``reg`` holds (its width in
+    :data:`rtrig.protocol.REGISTERS`): the limit of every setting written to it."""
+    return (1 << REGISTER_BY_ADDR[int(reg)].width) - 1
+
+
+def channel_number(channel):
+    """A channel's number from its name (``"isr"``) or its number."""
+    return CHANNELS[channel] if channel in CHANNELS else int(channel)
+
+
+class Rig:
+    """An open rig: ``link`` (a :class:`RigLink`), ``info`` (identity registers),
+    ``sim`` (the running simulation twin, or None), ``port``."""
+
+    def __init__(self, link, info, sim=None, port=None):
+        self.link = link
+        self.info = info
+        self.sim = sim
+        self.port = port
+
+    # identity --------------------------------------------------------------------
+    @property
+    def tick_hz(self):
+        return self.info["tick_hz"]
+
+    @property
+    def stim_step(self):
+        """Ticks per stimulus step (``STIM_STEP``: 2 or 4 with DDR input capture; a
+        rig built before the register existed answers its unknown-address value: 1)."""
+        step = self.info.get("stim_step", 1)
+        return step if step in (1, 2, 4) else 1
+
+    def describe(self):
+        return {**self.info, "port": self.port if not self.sim else "sim",
+                "simulation": self.sim is not None}
+
+    def has_target(self, target):
+        return bool(self.link.read1(Reg.CAPS) & (1 << TARGETS[target]))
+
+    def has_statistics(self):
+        """Does this rig's gateware keep on-chip statistics (``STAT_INFO`` ≠ 0)?"""
+        return self.link.read1(Reg.STAT_INFO) != 0
+
+    # setting up a run ------------------------------------------------------------
+    def stop(self, statistics=False):
+        """Stop the stimulus and the record streams (and with ``statistics`` the
+        on-chip accumulation): the state every configuration starts from."""
+        self.link.write(Reg.STIM_CTRL, 0)
+        self.link.write(Reg.STREAM_EN, 0)
+        if statistics:
+            self.link.write(Reg.STAT_CTRL, 0)
+
+    def configure_target(self, settings, regs):
+        """Select ``settings.target`` and set its parameters and LOAD_EN (the
+        stimulus must be stopped)."""
+        link = self.link
+        if not self.has_target(settings.target):
+            raise UsageError(f"target '{settings.target}' is not built into this rig's gateware")
+        target = TARGETS[settings.target]
+        link.write(Reg.TARGET_SEL, target)
+        link.write(Reg.LOOP_DELAY, regs["delay"])
+        if target == Target.MODEL:
+            link.write(Reg.MODEL_CTRL, 1)       # hold the model in reset while setting it
+            params = settings.model or {}
+            for name, reg in MODEL_REGS.items():
+                if name in params:
+                    link.write(reg, int(params[name]))
+            app = bool(params.get("app", True))
+            link.write(Reg.MODEL_CTRL, 0b10 if app else 0b00)
+        link.write(Reg.LOAD_EN, 1 if settings.load else 0)
+
+    def configure_stimulus(self, regs, channels=(), **more):
+        """Program the pulse train of ``regs`` (:meth:`CaptureSettings.ticks`), the
+        latency channels matched (names) and any further registers ``more``."""
+        mask = sum(1 << channel_number(c) for c in channels)
+        self.link.configure(
+            STIM_PERIOD=regs["period"], STIM_HIGH=regs["high"], STIM_COUNT=regs["count"],
+            STIM_JITTER=regs["jitter"], STIM_SEED=1, LAT_CH_EN=mask,
+            STIM1_OFFSET=regs.get("stim1_offset") or 0, LAT_TIMEOUT=regs["timeout"],
+            **more)
+
+    def clear(self, drop_streams=False):
+        """Zero the rig's counters, statistics and pulse index (and so the host's link
+        counters, :meth:`RigLink.write`); with ``drop_streams`` also drop any record
+        left over from an earlier run."""
+        link = self.link
+        link.write(Reg.CLEAR, 1)
+        if drop_streams:
+            link.poll()
+            for t in PacketType.LATENCY, PacketType.EVENT, PacketType.TRUTH:
+                link.take(t)
+            link.clear_counters(from_pulse_0=True)
+
+    def enable_streams(self, raw_events=False, truth=False):
+        """Send latency records (and raw edge events, model truth) as they happen."""
+        streams = StreamEnable.LATENCY
+        if raw_events:
+            streams |= StreamEnable.EVENTS
+        if truth:
+            streams |= StreamEnable.TRUTH
+        self.link.write(Reg.STREAM_EN, streams)
+
+    def start_statistics(self):
+        """Start accumulating on-chip statistics once the histogram clear is done."""
+        self.link.write(Reg.STAT_CTRL, 1)
+        for _ in range(100):
+            if not self.link.read1(Reg.STAT_STATUS) & 1:
+                return
+        raise LinkError("the statistics histogram clear never finished")
+
+    # running ---------------------------------------------------------------------
+    def run(self, stim1=False):
+        """Start the pulse train (with STIM1 at its offset)."""
+        self.link.write(Reg.STIM_CTRL, StimCtrl.RUN | (StimCtrl.STIM1_EN if stim1 else 0))
+
+    def halt(self):
+        """Stop the pulse train (the pulses issued so far keep their windows)."""
+        self.link.write(Reg.STIM_CTRL, 0)
+
+    def running(self):
+        """Is the pulse train still running?"""
+        return bool(self.link.read1(Reg.STIM_STATUS) & 1)
+
+    def pulses_issued(self):
+        return self.link.read1(Reg.STIM_PULSES)
+
+    def time(self):
+        """The rig's timebase now (ticks)."""
+        return self.link.time()
+
+    def wait_until(self, t_rig):
+        """Wait until the rig's clock reaches ``t_rig`` ticks (the twin may run slower
+        than real time, so waits are on the rig's clock, not the host's)."""
+        while self.link.time() < t_rig:
+            time.sleep(POLL_S)
+
+    def wait_windows_closed(self, regs):
+        """Wait until every response window of the pulses issued so far has closed and
+        the rig's pipelines have drained: from now, the response timeout plus
+        :data:`DRAIN_TICKS`."""
+        self.wait_until(self.link.time() + regs["timeout"] + DRAIN_TICKS)
+
+    # counters --------------------------------------------------------------------
+    def heartbeat(self):
+        """The heartbeat counters: ``edges`` (``HB_COUNT``) and the per-window ones."""
+        r = self.link.read1
+        return {"edges": r(Reg.HB_COUNT), "last": r(Reg.HB_LAST), "min": r(Reg.HB_MIN),
+                "max": r(Reg.HB_MAX), "windows": r(Reg.HB_WINDOWS)}
+
+    def loss_counters(self, channels):
+        """Every loss counter of a records-mode run (``final["link"]``, the keys of
+        :data:`rtrig.host.link.LINK_COUNTERS`) and the pulses issued, from the rig's
+        registers and the host's link.
+
+        Latency records are counted exactly by their pulse index (every pulse gets one
+        record per channel, so those missing after the last one received count too);
+        those the rig's full FIFO dropped are its overflows, not link losses (and then a
+        gap that looks longer than its sequence numbers say may be such drops)."""
+        link = self.link
+        lat_ovf, evt_ovf = link.read1(Reg.LAT_OVERFLOW), link.read1(Reg.EVT_OVERFLOW)
+        truth_ovf = link.read1(Reg.TRUTH_OVERFLOW)
+        rx_errors = link.read1(Reg.RX_ERRORS)
+        issued = self.pulses_issued()
+        link.loss.end([channel_number(c) for c in channels], issued)
+        lost_records = max(link.missing_records - lat_ovf, 0)
+        other = link.loss.lost_other_seen if lat_ovf else link.loss.lost_other
+        return {
+            "crc_errors": link.crc_errors,
+            "lost_packets": lost_records + other,
+            "lost_records": lost_records,
+            "bad_payloads": link.bad_payloads,
+            "duplicates": link.duplicates,
+            "overflows": lat_ovf + evt_ovf + truth_ovf,
+            "lat_overflow": lat_ovf,
+            "evt_overflow": evt_ovf,
+            "truth_overflow": truth_ovf,
+            "rx_errors": rx_errors,
+        }, issued
+
+    def host_counters(self):
+        """The host's own link counters since the last CLEAR (what is known of the
+        losses when the rig no longer answers)."""
+        link = self.link
+        return {"crc_errors": link.crc_errors, "lost_packets": link.lost_packets,
+                "bad_payloads": link.bad_payloads, "duplicates": link.duplicates}
+
+
+@contextlib.contextmanager
+def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None,
+             sim_link="fast", baudrate=3_000_000):
+    """Open a rig on ``port`` (a device or pyserial URL) or start the simulation twin.
+
+    With ``sim``, ``soc=True`` starts the twin built with the reference SoC running
+    ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md; ``board`` (a
+    board name) the twin of that board's gateware; ``sim_link`` its host link:
+    ``fast`` (default) or ``line`` (the board's own baud, :data:`rtrig.host.sim.LINKS`).
+    ``baudrate``: the serial port's rate (a rig built with a faster link, ``rtrig build
+    --baud``); a socket ignores it."""
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    if not sim and not port:
+        raise UsageError("no rig given", hint="use --port PORT (or RTRIG_PORT), or --sim")
+    simrig = None
+    try:
+        if sim:
+            from .sim import SimRig
+            opts = {"soc": True, "firmware": firmware} if soc else {}
+            opts["link"] = sim_link
+            if board is not None:
+                opts["board"] = board
+            simrig = SimRig(log=log, **opts)
+            simrig.start()
+            port = simrig.url
+        link = RigLink(port, baudrate=baudrate)
+        try:
+            info = link.identify()
+            if info["version"] != GATEWARE_VERSION:
+                raise LinkError(f"the rig's gateware speaks protocol {info['version']}, "
+                                f"this rtrig speaks {GATEWARE_VERSION}",
+                                hint="rebuild/flash the gateware or upgrade rtrig")
+            yield Rig(link, info, simrig, port)
+        finally:
+            link.close()
+    finally:
+        if simrig is not None:
+            simrig.stop()

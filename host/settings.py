@@ -1,0 +1,133 @@
+"""What a capture measures: :class:`CaptureSettings`, in seconds and hertz, and its
+translation into register values in rig ticks (:meth:`CaptureSettings.ticks`), which
+checks every value against the register it goes to before anything runs."""
+
+import math
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from ..protocol import Reg
+from ..units import format_s
+from .rig import CHANNELS, MODEL_REGS, TARGETS, register_max
+
+__all__ = ["CaptureSettings"]
+
+
+@dataclass
+class CaptureSettings:
+    """What to measure. Times in seconds, frequencies in Hz.
+
+    ``count`` pulses (or ``duration`` s) at ``freq`` with ``duty`` high fraction and up
+    to ``jitter`` s of uniform extra delay per period; ``channels`` are the response
+    channels recorded (``isr``, ``app``); ``target`` says what drives the rig inputs.
+    ``timeout`` bounds the wait for a response rise (default: the longest period,
+    i.e. "before the next stimulus").
+    """
+    freq: float
+    count: int | None = 1000
+    duration: float | None = None
+    duty: float = 0.5
+    jitter: float = 0.0
+    channels: tuple = ("isr",)
+    target: str = "external"
+    delay: float = 0.0
+    model: dict | None = None      # ModelParams fields (ticks) for target "model"
+    preset: str | None = None
+    load: bool = False
+    timeout: float | None = None
+    raw_events: bool = False
+    truth: bool = False
+    stim1_offset: float | None = None   # STIM1 follows STIM0 by this much (None: off)
+    description: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def ticks(self, tick_hz, step=1):
+        """Validate against the rig's tick rate; returns register values. ``step``
+        (register ``STIM_STEP``): the stimulus and loopback settings are rounded to
+        multiples of it (2 or 4 on a rig with DDR input capture). Every value must fit
+        its register (:func:`register_max`): none is left to wrap."""
+        def limit(what, value, ticks, reg, hint=None):
+            top = register_max(reg)
+            if ticks > top:
+                raise UsageError(f"{what} {value} is more than the rig holds: at most "
+                                 f"{format_s(top / tick_hz)} ({top} ticks, register "
+                                 f"{reg.name})", hint=hint)
+
+        if not (self.freq > 0 and math.isfinite(self.freq)):
+            raise UsageError(f"frequency must be positive, got {self.freq:g} Hz",
+                             hint="e.g. --freq 10k")
+        if not 0 < self.duty < 1:
+            raise UsageError(f"duty cycle must be between 0 and 1 (exclusive), got {self.duty:g}")
+        if self.count is not None and self.count <= 0:
+            raise UsageError(f"pulse count must be at least 1, got {self.count}")
+        if self.count is not None and self.count > register_max(Reg.STIM_COUNT):
+            raise UsageError(f"pulse count {self.count} is more than the rig counts: at most "
+                             f"{register_max(Reg.STIM_COUNT)} (register STIM_COUNT)",
+                             hint="split the measurement into several captures")
+        if self.duration is not None and not (self.duration > 0 and
+                                              math.isfinite(self.duration)):
+            raise UsageError(f"duration must be positive, got {self.duration:g} s")
+        if not (self.jitter >= 0 and self.delay >= 0):
+            raise UsageError("jitter and delay cannot be negative")
+        if self.timeout is not None and not self.timeout >= 0:
+            raise UsageError(f"response timeout cannot be negative, got {format_s(self.timeout)}",
+                             hint="e.g. --timeout 100us (default: until the next stimulus)")
+        for name, v in (("jitter", self.jitter), ("delay", self.delay),
+                        ("timeout", self.timeout), ("STIM1 offset", self.stim1_offset)):
+            if v is not None and not math.isfinite(v):
+                raise UsageError(f"{name} must be a finite duration, got {v:g} s")
+        if self.target not in TARGETS:
+            raise UsageError(f"unknown target '{self.target}'",
+                             hint=f"choose one of: {', '.join(TARGETS)}")
+        if not self.channels:
+            raise UsageError("no response channel given", hint="channels are: isr, app")
+        for ch in self.channels:
+            if ch not in CHANNELS:
+                raise UsageError(f"unknown channel '{ch}'", hint="channels are: isr, app")
+        for name, reg in MODEL_REGS.items():
+            v = (self.model or {}).get(name)
+            if v is not None and not 0 <= v <= register_max(reg):
+                raise UsageError(f"model {name} {v} ticks is outside what the rig holds: "
+                                 f"0..{register_max(reg)} (register {reg.name})")
+
+        def whole(ticks):
+            return ticks // step * step
+
+        period = whole(round(tick_hz / self.freq))
+        if period < 4 * step:
+            raise UsageError(f"{self.freq:g} Hz is too fast for a {tick_hz / 1e6:g} MHz rig "
+                             f"(period {period} ticks; at least {4 * step})")
+        if period >= 2**31:
+            raise UsageError(f"{self.freq:g} Hz is too slow (period over 2^31 ticks)")
+        high = min(max(step, whole(round(period * self.duty))), period - step)
+        count = self.count
+        if count is None:
+            count = max(1, round((self.duration or 1.0) * self.freq))
+            if count > register_max(Reg.STIM_COUNT):
+                raise UsageError(f"{format_s(self.duration)} at {self.freq:g} Hz is {count} "
+                                 f"pulses, more than the rig counts: at most "
+                                 f"{register_max(Reg.STIM_COUNT)} (register STIM_COUNT)",
+                                 hint="split the measurement into several captures")
+        jitter = whole(round(self.jitter * tick_hz))
+        limit("jitter", format_s(self.jitter), jitter, Reg.STIM_JITTER)
+        # The stimulus counts each period plus its jitter in one 32-bit counter, and the
+        # default response window is that long.
+        limit("period plus jitter", format_s((period + jitter) / tick_hz), period + jitter,
+              Reg.STIM_PERIOD, hint="lower --jitter")
+        timeout = round(self.timeout * tick_hz) if self.timeout else period + jitter
+        if timeout == 0:
+            raise UsageError(f"response timeout {format_s(self.timeout)} is shorter than one "
+                             f"tick ({format_s(1 / tick_hz)})",
+                             hint="give 0 for the default: until the next stimulus")
+        limit("response timeout", format_s(timeout / tick_hz), timeout, Reg.LAT_TIMEOUT)
+        delay = whole(round(self.delay * tick_hz))
+        limit("loopback delay", format_s(self.delay), delay, Reg.LOOP_DELAY)
+        offset = None
+        if self.stim1_offset is not None:
+            offset = whole(round(self.stim1_offset * tick_hz))
+            if offset < 0 or offset + high >= period:
+                raise UsageError("STIM1 offset plus the high time must fit in one period",
+                                 hint=f"offset < {(period - high) / tick_hz * 1e6:g} µs "
+                                      "at this frequency and duty cycle")
+        return {"period": period, "high": high, "count": count, "jitter": jitter,
+                "timeout": timeout, "delay": delay, "stim1_offset": offset}
