@@ -13,8 +13,9 @@ STAMP   := $(VENV)/.installed
 export YOWASP_CACHE_DIR ?= $(CURDIR)/build/yowasp-cache
 
 # Debian packages: perl (Verilator), chromium + fonts (browser check of reports),
-# sigrok-cli (a real consumer of VCD exports)
-APT_PACKAGES := perl chromium fonts-dejavu-core sigrok-cli
+# sigrok-cli (a real consumer of VCD exports), rt-tests (cyclictest, beside the rig
+# in reports)
+APT_PACKAGES := perl chromium fonts-dejavu-core sigrok-cli rt-tests
 
 .PHONY: help venv system-deps demo demo-soc test test-python test-firmware lint bench \
         firmware sim clean distclean
@@ -28,12 +29,16 @@ $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: python3.11 not found"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,labgrid]'
+	@# labgrid's pyserial-labgrid and pyserial install the same `serial` module: put
+	@# labgrid's in place last, so the whole suite runs on it (docs/farm.md)
+	$(PY) -m pip install -q --force-reinstall --no-deps "pyserial-labgrid==$$($(PY) -c \
+	  'import importlib.metadata as m; print(m.version("pyserial-labgrid"))')"
 	@touch $@
 
-venv: $(STAMP)       ## create .venv with the pinned Python packages
+venv: $(STAMP)       ## create .venv with the pinned Python packages (and the labgrid extra)
 
-system-deps:         ## install missing Debian packages (chromium, sigrok-cli, perl)
+system-deps:         ## install missing Debian packages (chromium, sigrok-cli, perl, rt-tests)
 	@missing=""; for pkg in $(APT_PACKAGES); do \
 	  dpkg -s $$pkg >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \

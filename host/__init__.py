@@ -18,7 +18,7 @@ import importlib
 _EXPORTS = {
     "open_rig": "rig", "Rig": "rig",
     "CaptureSettings": "settings",
-    "run_capture": "measure", "CaptureResult": "measure",
+    "run_capture": "measure", "measure": "measure", "CaptureResult": "run",
     "run_stats_capture": "stats", "choose_mode": "stats", "StatsCaptureResult": "stats",
     "run_sweep": "sweep", "SweepSettings": "sweep", "SweepResult": "sweep",
     "run_selftest": "selftest",

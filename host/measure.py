@@ -6,18 +6,18 @@ a :class:`~rtrig.host.rig.Rig` from :func:`~rtrig.host.rig.open_rig`.
 """
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..capture import load
+from ..errors import UsageError
 from ..protocol import PacketType, Reg
 from .analysis import capture_summary
 from .link import decode_events, decode_latency, decode_truth
-from .rig import CHANNELS, DRAIN_TICKS, open_rig
-from .run import CaptureRun, Progress, capture_meta
+from .rig import DRAIN_TICKS, open_rig
+from .run import CaptureResult, CaptureRun, Progress, capture_meta
 from .settings import CaptureSettings
 
-__all__ = ["run_capture", "CaptureResult", "CaptureSettings", "open_rig", "CHANNELS"]
+__all__ = ["run_capture", "measure", "CaptureResult", "CaptureSettings", "open_rig"]
 
 #: Seconds between checks of the stimulus and the record counters while a capture runs
 #: (one to three register reads: ~1 ms on the simulation twin, less on a rig).
@@ -32,21 +32,6 @@ _FLUSH_RECORDS = 20_000
 #: Raw-event edges enabled with ``raw_events``: the six inputs, both edges, and the
 #: stimulus output (``EDGE_EN``, docs/protocol.md).
 _ALL_EDGES = 0x3F | 0x3F << 8 | 1 << 16
-
-
-@dataclass
-class CaptureResult:
-    path: Path
-    summary: dict
-    link: dict
-    meta: dict
-    final: dict
-
-    def to_json(self):
-        return {"capture": str(self.path), "channels": self.summary, "link": self.link,
-                "target": self.meta["target"], "stimulus": self.meta["stimulus"],
-                "mode": self.meta["mode"], "status": self.final.get("status"),
-                "tick_hz": self.meta["tick_hz"]}
 
 
 class _Records:
@@ -172,3 +157,26 @@ def _collect(rig, records, regs, raw_events, bar):
                 return
         elif quiet_since is not None and t - quiet_since > 5.0:
             return          # the rest is lost: counted by loss_counters, not waited for
+
+
+def measure(rig, settings, path, mode="auto", bin_shift=None, progress=True, log=None):
+    """One capture in ``mode``: ``records`` (:func:`run_capture`), ``statistics``
+    (:func:`rtrig.host.stats.run_stats_capture`, with ``bin_shift``) or ``auto``
+    (records when the link carries every record, :func:`~rtrig.host.stats.choose_mode`).
+    ``log`` is told the mode auto chose. Returns the capture's result."""
+    from .stats import choose_mode, run_stats_capture
+    if mode not in ("auto", "records", "statistics"):
+        raise UsageError(f"unknown mode '{mode}'", hint="auto, records or statistics")
+    if mode == "auto":
+        regs = settings.ticks(rig.tick_hz, rig.stim_step)
+        mode = choose_mode(settings.freq, settings.channels, rig.info["baud"],
+                           settings.raw_events, count=regs["count"])
+        if log is not None:
+            log(f"mode: {mode} (auto, from {settings.freq:g} Hz and the link at "
+                f"{rig.info['baud']} baud)")
+    if mode == "statistics":
+        if (settings.raw_events or settings.truth) and log is not None:
+            log("warning: raw events and truth records are not recorded in statistics "
+                "mode (use --mode records at a lower rate)")
+        return run_stats_capture(rig, settings, path, bin_shift=bin_shift, progress=progress)
+    return run_capture(rig, settings, path, progress=progress)

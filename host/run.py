@@ -12,12 +12,14 @@ so an interrupted capture keeps everything recorded so far.
 import datetime
 import sys
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 from .. import __version__
 from ..capture import CaptureWriter
 from ..errors import LinkError
 
-__all__ = ["CaptureRun", "Progress", "rig_meta", "capture_meta", "now"]
+__all__ = ["CaptureRun", "CaptureResult", "Progress", "rig_meta", "capture_meta", "now"]
 
 
 def now():
@@ -139,3 +141,20 @@ class CaptureRun:
         self.writer.close(final=self.final)
         self.progress.done()
         return self.final
+
+
+@dataclass
+class CaptureResult:
+    """What a capture procedure returns: its file, per-channel figures (the keys of
+    :func:`rtrig.host.analysis.channel_stats`), loss counters, META and END."""
+    path: Path
+    summary: dict
+    link: dict
+    meta: dict
+    final: dict
+
+    def to_json(self):
+        return {"capture": str(self.path), "channels": self.summary, "link": self.link,
+                "target": self.meta["target"], "stimulus": self.meta["stimulus"],
+                "mode": self.meta["mode"], "status": self.final.get("status"),
+                "tick_hz": self.meta["tick_hz"]}

@@ -10,7 +10,7 @@ from ..protocol import Reg
 from ..units import format_s
 from .rig import CHANNELS, MODEL_REGS, TARGETS, register_max
 
-__all__ = ["CaptureSettings"]
+__all__ = ["CaptureSettings", "default_channels", "parse_channels"]
 
 
 @dataclass
@@ -131,3 +131,18 @@ class CaptureSettings:
                                       "at this frequency and duty cycle")
         return {"period": period, "high": high, "count": count, "jitter": jitter,
                 "timeout": timeout, "delay": delay, "stim1_offset": offset}
+
+
+def default_channels(target, model=None):
+    """The response channels measured when none are named: ISR, and APP too on the
+    targets that run an APP thread (the SoC; the model unless its ``app`` is off)."""
+    if target == "soc" or (target == "model" and (model is None or model.get("app", True))):
+        return ("isr", "app")
+    return ("isr",)
+
+
+def parse_channels(text):
+    """``"isr,app"`` (or a sequence of names) → ``("isr", "app")``."""
+    if not isinstance(text, str):
+        return tuple(text)
+    return tuple(c.strip().lower() for c in text.split(",") if c.strip())

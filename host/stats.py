@@ -22,9 +22,8 @@ from ..gateware.stats import N_STAT_WORDS, STAT_WORDS, WORDS_PER_CHANNEL
 from ..protocol import Reg
 from .analysis import stats_summary
 from .link import payload_bytes
-from .measure import CaptureResult
 from .rig import POLL_S, channel_number
-from .run import CaptureRun, Progress, capture_meta
+from .run import CaptureResult, CaptureRun, Progress, capture_meta
 
 __all__ = ["choose_mode", "run_stats_capture", "StatsCaptureResult", "read_stats",
            "program_statistics", "read_counts",

@@ -6,7 +6,7 @@ import click
 
 from ...errors import UsageError
 from ...units import format_ns
-from .model import target_model
+from ..model_params import target_model
 from .options import (
     CONTEXT,
     DURATION,
@@ -54,19 +54,19 @@ def capture(obj, target, model_text, preset, load, channels, output, as_json, qu
             raw, truth, mode, bin_shift):
     """Send stimulus pulses and record every response latency."""
     obj.use_target(target, firmware)
-    from ..measure import run_capture
-    from ..settings import CaptureSettings
+    from ..measure import measure
+    from ..settings import CaptureSettings, default_channels, parse_channels
     if count is not None and duration is not None:
         raise UsageError("give --count or --duration, not both")
     if count is None and duration is None:
         count = 1000
-    if channels is None:
-        channels = "isr,app" if target in ("model", "soc") and "app=0" not in (model_text or "") \
-            else "isr"
-    chans = tuple(c.strip().lower() for c in channels.split(",") if c.strip())
     model = target_model(target, preset, model_text)
-    if model is not None and not model.get("app", True):
-        chans = tuple(c for c in chans if c != "app")
+    if channels is None:
+        chans = default_channels(target, model)
+    else:
+        chans = parse_channels(channels)
+        if model is not None and not model.get("app", True):
+            chans = tuple(c for c in chans if c != "app")
     settings = CaptureSettings(freq=freq, count=count, duration=duration, duty=duty,
                                jitter=jitter, channels=chans, target=target, delay=delay,
                                model=model, preset=preset, load=load, timeout=timeout,
@@ -78,21 +78,8 @@ def capture(obj, target, model_text, preset, load, channels, output, as_json, qu
         note = _step_note(settings, rig.tick_hz, rig.stim_step, regs)
         if note:
             click.echo(note, err=True)
-        if mode == "auto":
-            from ..stats import choose_mode
-            mode = choose_mode(settings.freq, settings.channels, rig.info["baud"],
-                               settings.raw_events, count=regs["count"])
-            click.echo(f"mode: {mode} (auto, from {settings.freq:g} Hz and the link "
-                       f"at {rig.info['baud']} baud)", err=True)
-        if mode == "statistics":
-            if raw or truth:
-                click.echo("warning: raw events and truth records are not recorded in "
-                           "statistics mode (use --mode records at a lower rate)", err=True)
-            from ..stats import run_stats_capture
-            res = run_stats_capture(rig, settings, path, bin_shift=bin_shift,
-                                    progress=not quiet)
-        else:
-            res = run_capture(rig, settings, path, progress=not quiet)
+        res = measure(rig, settings, path, mode=mode, bin_shift=bin_shift,
+                      progress=not quiet, log=lambda m: click.echo(m, err=True))
     if as_json:
         click.echo(json.dumps(res.to_json(), indent=2))
     else:

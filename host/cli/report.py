@@ -21,11 +21,14 @@ def report(captures, output, title):
     """Write one self-contained interactive HTML report of CAPTURE(s).
 
     With several captures the report starts with a comparison table and overlaid
-    histograms and tail curves. The file embeds plotly.js and works offline.
+    histograms and tail curves. A CAPTURE may also be a `cyclictest -h` histogram
+    file: it is shown beside the rig's captures. The file embeds plotly.js and works offline.
     """
+    from ..cyclictest import split_paths
     from ..report import write_report
     t = time.perf_counter()
-    out, size = write_report(captures, output, title=title)
+    captures, histograms = split_paths(captures)     # cyclictest -h files beside captures
+    out, size = write_report(captures, output, title=title, cyclictest=histograms)
     click.echo(f"report: {out} ({size / 1e6:.2f} MB, {time.perf_counter() - t:.1f} s)",
                err=True)
     click.echo(str(out))

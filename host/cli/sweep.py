@@ -5,7 +5,7 @@ import json
 import click
 
 from ...units import format_hz
-from .model import target_model
+from ..model_params import target_model
 from .options import (
     CONTEXT,
     DURATION,

@@ -232,18 +232,20 @@ def _labels(captures, labels):
     return labels
 
 
-def build_report(captures, title=None, labels=None):
+def build_report(captures, title=None, labels=None, cyclictest=()):
     """The report of one or more captures, as an HTML string.
 
     ``captures``: loaded (:func:`rtrig.load`) or scanned (:func:`rtrig.capture.scan`)
     captures; the numbers are the same, but a scanned capture's records are read
     block by block (see :class:`CaptureReduction`) and never held whole.
+    ``cyclictest``: parsed cyclictest histograms shown beside them
+    (:mod:`rtrig.host.cyclictest`).
     """
     import plotly
     import plotly.offline
 
     from ... import __version__
-    if not captures:
+    if not captures and not cyclictest:
         raise UsageError("no capture to report on")
     labels = _labels(captures, labels)
     reductions = [CaptureReduction(cap) for cap in captures]       # pass 1 of each
@@ -259,7 +261,7 @@ def build_report(captures, title=None, labels=None):
         per_channel, pers = red.plot_data(ranges)
         datas.append(per_channel)
         perss.append(pers)
-    title = title or ("rtrig report: " + ", ".join(labels))
+    title = title or ("rtrig report: " + ", ".join([*labels, *(h.name for h in cyclictest)]))
     page = _Page()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     page.add(f"<h1>{html.escape(title)}</h1>")
@@ -284,6 +286,9 @@ def build_report(captures, title=None, labels=None):
                                   PALETTE[i % len(PALETTE)], ["solid", "dash", "dot"][j % 3])
                                  for i, (lb, d) in enumerate(zip(labels, datas, strict=True))
                                  for j, name in enumerate(d)]))
+    if cyclictest:
+        from ..cyclictest import report_section
+        report_section(page, cyclictest, datas, labels)
     for cap, lb, d, pers in zip(captures, labels, datas, perss, strict=True):
         _capture_section(page, cap, lb, d, pers)
     js = plotly.offline.get_plotlyjs()
@@ -293,14 +298,14 @@ def build_report(captures, title=None, labels=None):
             + "\n".join(page.parts) + "\n</body></html>\n")
 
 
-def write_report(paths, output, title=None):
+def write_report(paths, output, title=None, cyclictest=()):
     """Report on the capture files ``paths``: write the HTML report to ``output``.
 
     The files are scanned, not loaded: their records are read block by block, so
     memory stays bounded whatever their size. Returns ``(output_path, bytes_written)``.
     """
     caps = [scan(p) for p in paths]
-    data = build_report(caps, title=title).encode("utf-8")
+    data = build_report(caps, title=title, cyclictest=cyclictest).encode("utf-8")
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
