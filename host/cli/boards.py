@@ -1,6 +1,6 @@
 """``rtrig build`` and ``rtrig flash``: FPGA bitstreams for the rig's boards.
 
-Thin wrappers over :mod:`rtrig.boards.build`.
+Thin wrappers over :mod:`rtrig.boards.build` and :mod:`rtrig.boards.flash`.
 """
 
 import json
@@ -46,7 +46,8 @@ def build_cmd(board, all_boards, list_boards, require_mhz, build_root, target, f
     are unchanged is taken from the build cache (docs/boards.md, "Build cache").
     """
     from rtrig.boards import BOARDS, DEFAULT_BOARDS
-    from rtrig.boards.build import build, resolve_target, stand_in_for
+    from rtrig.boards.build import build, stand_in_for
+    from rtrig.boards.products import resolve_target
 
     from ...errors import UsageError
 
@@ -94,6 +95,6 @@ def build_cmd(board, all_boards, list_boards, require_mhz, build_root, target, f
               help="Which of the board's bitstreams: rig, soc or soc-alone.")
 def flash_cmd(board, dry_run, build_root, target):
     """Program BOARD with its built bitstream (openFPGALoader; iceprog for the iCEBreaker)."""
-    from rtrig.boards.build import flash
+    from rtrig.boards.flash import flash
     flash(board, build_root=build_root, dry_run=dry_run, target=target,
           echo=lambda line: click.echo(line, err=not dry_run))

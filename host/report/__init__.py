@@ -7,9 +7,9 @@ package hands on the names of all three:
   numpy reductions of millions of records to a few thousand numbers:
   :func:`latency_histogram`, :func:`exceedance`, :func:`envelope`,
   :func:`persistence`, :func:`channel_plot_data` (records in memory),
-  :class:`CaptureReduction` (the same, from a capture's chunks block by block),
-  :func:`stats_plot_data` (on-chip statistics) and :func:`sweep_plot_data`.
-  Nothing there draws.
+  :func:`stats_plot_data` (on-chip statistics) and :func:`sweep_plot_data`; and
+  (:mod:`rtrig.host.report.reduction`) :class:`CaptureReduction`, the same numbers
+  from a capture's chunks block by block. Nothing there draws.
 * **figures** (:mod:`rtrig.host.report.figures`) — plotly.js figure dicts built from
   that data (:func:`histogram_figure`, :func:`tail_figure`, …).
 * **page** (:mod:`rtrig.host.report.page`) — :func:`build_report` /
@@ -30,7 +30,6 @@ from .data import (
     MARKERS,
     PERSIST_BINS,
     TAIL_POINTS,
-    CaptureReduction,
     capture_plot_data,
     channel_plot_data,
     channel_records,
@@ -52,6 +51,7 @@ from .figures import (
     timeline_figure,
 )
 from .page import build_report, write_report
+from .reduction import CaptureReduction
 
 __all__ = [
     "channel_records", "latency_histogram", "exceedance", "envelope", "persistence",

@@ -11,7 +11,6 @@ from ...errors import UsageError
 from ...units import format_hz
 from ..analysis import PERCENTILES
 from .data import (
-    CaptureReduction,
     _channel_order,
     record_count,
     sweep_plot_data,
@@ -27,6 +26,7 @@ from .figures import (
     tail_figure,
     timeline_figure,
 )
+from .reduction import CaptureReduction
 
 __all__ = ["build_report", "write_report"]
 

@@ -3,7 +3,7 @@
 The build tests run the YoWASP toolchain (`make fpga-tools`) and skip with a
 stated reason when it is not installed. Set RTRIG_BOARD_BUILDS=0 to skip them on
 purpose (e.g. for a quick local run). The board builds use the build cache
-(``rtrig.boards.build``; `RTRIG_BUILD_CACHE`, default ~/.cache/rtrig/boards): an
+(``rtrig.boards.cache``; `RTRIG_BUILD_CACHE`, default ~/.cache/rtrig/boards): an
 unchanged build is a cache hit. `make test-boards` runs them with the cache off
 (RTRIG_BUILD_CACHE=off), every build for real.
 """
@@ -20,17 +20,14 @@ from click.testing import CliRunner
 
 from rtrig.boards import BOARDS, DEFAULT_BOARDS, BoardTop, get_board
 from rtrig.boards import build as build_mod
+from rtrig.boards import toolchain as toolchain_mod
 from rtrig.boards.board import RIG_INPUTS, RIG_OUTPUTS
-from rtrig.boards.build import (
-    TimingError,
-    build,
-    build_name,
-    check_timing,
-    flash_command,
-    stand_in_for,
-    tools_missing,
-)
+from rtrig.boards.build import build, stand_in_for
 from rtrig.boards.clocking import ecp5_pll_config, ice40_pll_config
+from rtrig.boards.flash import flash_command
+from rtrig.boards.products import build_name
+from rtrig.boards.timing import TimingError, check_timing
+from rtrig.boards.toolchain import tools_missing
 from rtrig.errors import UsageError
 
 
@@ -319,7 +316,7 @@ def test_place_and_route_out_of_time_is_a_clear_failure(tmp_path, monkeypatch):
     # reports a timeout without running it). The build fails with one line naming both.
     board = dataclasses.replace(get_board("icebreaker"), name="counter", seeds=(1, 2),
                                 pnr_timeout=123)
-    real_run = build_mod._run
+    real_run = toolchain_mod._run
 
     def run(cmd, cwd, env, log_path, timeout):
         assert timeout == 123
@@ -327,7 +324,7 @@ def test_place_and_route_out_of_time_is_a_clear_failure(tmp_path, monkeypatch):
                                                                    timeout)
 
     monkeypatch.setattr(build_mod, "_timing_met", lambda report, name, domains: False)
-    monkeypatch.setattr(build_mod, "_run", run)
+    monkeypatch.setattr(toolchain_mod, "_run", run)
     with pytest.raises(TimingError, match=r"did not finish within 123 s \(nextpnr seeds 1, 2"):
         build("counter", board=board, top=_CounterTop(board), build_root=tmp_path, cache=False)
 
@@ -335,9 +332,9 @@ def test_place_and_route_out_of_time_is_a_clear_failure(tmp_path, monkeypatch):
 def test_run_kills_a_step_that_runs_out_of_time(tmp_path):
     log = tmp_path / "log"
     t0 = time.monotonic()
-    assert build_mod._run(["sh", "-c", "sleep 30 & sleep 30"], tmp_path, None, log, 0.5) is None
+    assert toolchain_mod._run(["sh", "-c", "sleep 30 & sleep 30"], tmp_path, None, log, 0.5) is None
     assert time.monotonic() - t0 < 10 and "killed after 0.5 s" in log.read_text()
-    assert build_mod._run(["sh", "-c", "exit 3"], tmp_path, None, log, 5) == 3
+    assert toolchain_mod._run(["sh", "-c", "exit 3"], tmp_path, None, log, 5) == 3
 
 
 #: The SoC bitstreams (board, target): the rig with the SoC, and the SoC alone.

