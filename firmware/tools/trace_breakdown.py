@@ -130,6 +130,8 @@ def sections(cap, top=8):
     for a, b in trap:
         if _after(isr_r, a) is not None and _after(isr_r, a) < b:
             kind = "trap: stimulus interrupt"
+        elif _inside(wait, a - 1) is not None:
+            kind = "trap: timer tick"          # taken from the idle thread's wfi
         elif _inside(masked, a - 1) is not None:
             kind = "trap: ecall (thread asks for a switch)"
         else:
