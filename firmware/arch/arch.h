@@ -48,7 +48,11 @@ void arch_start(void);
 /* True while running an interrupt or exception handler. */
 bool arch_in_isr(void);
 
-/* Called with interrupts masked by the idle thread: wait for any interrupt. */
+/*
+ * Called with interrupts masked by the idle thread: wait for any interrupt. A
+ * port may open the mask for the wait itself so the interrupt is taken straight
+ * from it (riscv32); it returns with interrupts masked again.
+ */
 void arch_idle_wait(void);
 
 /* Mask everything and stop, making code visible (board LEDs, sim exit...). */

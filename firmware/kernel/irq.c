@@ -3,13 +3,13 @@
 
 static struct k_event *sysintr_events[K_SYSINTR_MAX];
 
-void k_irq_reset(void)
+K_COLD void k_irq_reset(void)
 {
     for (unsigned i = 0; i < K_SYSINTR_MAX; i++)
         sysintr_events[i] = NULL;
 }
 
-int k_irq_attach(uint32_t sysintr, struct k_event *ist_event)
+K_COLD int k_irq_attach(uint32_t sysintr, struct k_event *ist_event)
 {
     if (sysintr == K_SYSINTR_NOP || sysintr >= K_SYSINTR_MAX)
         return K_EINVAL;
@@ -19,13 +19,12 @@ int k_irq_attach(uint32_t sysintr, struct k_event *ist_event)
     return K_OK;
 }
 
-void k_isr_run(k_isr_fn isr, void *arg)
+void k_isr_signal(uint32_t id)
 {
-    TRACE_ISR_ENTER();
-    uint32_t id = isr(arg);
-    if (id != K_SYSINTR_NOP && id < K_SYSINTR_MAX && sysintr_events[id] != NULL)
+    if (id < K_SYSINTR_MAX && sysintr_events[id] != NULL) {
         k_event_set_from_isr(sysintr_events[id]);
-    TRACE_ISR_EXIT();
+        TRACE_IST_WAKE();
+    }
 }
 
 bool k_in_isr(void)

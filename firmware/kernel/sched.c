@@ -26,7 +26,7 @@ static struct k_thread boot_thread;
 
 #define THREAD_OF(l) K_CONTAINER_OF(l, struct k_thread, link)
 
-/* Constant time on every port: rv32i has no ctz instruction, so binary search. */
+/* Constant time on every port: rv32im has no ctz instruction (no Zbb), so binary search. */
 static inline unsigned ctz32(uint32_t x)
 {
 #if defined(__riscv) && !defined(__riscv_zbb)
@@ -258,7 +258,7 @@ void k_sleep_ms(uint32_t ms)
 
 /* ---- threads ------------------------------------------------------------------ */
 
-static void stack_prepare(struct k_thread *t, void *stack, size_t size)
+K_COLD static void stack_prepare(struct k_thread *t, void *stack, size_t size)
 {
     uintptr_t lo = ((uintptr_t)stack + 7u) & ~(uintptr_t)7u;
     uintptr_t hi = ((uintptr_t)stack + size) & ~(uintptr_t)(ARCH_STACK_ALIGN - 1u);
@@ -288,8 +288,8 @@ size_t k_thread_stack_unused(const struct k_thread *t)
     return n;
 }
 
-static void thread_setup(struct k_thread *t, const char *name, k_entry_fn entry, void *arg,
-                         void *stack, size_t size, unsigned prio, uint32_t quantum)
+K_COLD static void thread_setup(struct k_thread *t, const char *name, k_entry_fn entry, void *arg,
+                                void *stack, size_t size, unsigned prio, uint32_t quantum)
 {
     t->name = name;
     t->entry = entry;
@@ -305,8 +305,8 @@ static void thread_setup(struct k_thread *t, const char *name, k_entry_fn entry,
     arch_thread_init(t, t->stack_limit, t->stack_size);
 }
 
-int k_thread_create(struct k_thread *t, const char *name, k_entry_fn entry, void *arg, void *stack,
-                    size_t stack_size, unsigned prio, uint32_t quantum_ms)
+K_COLD int k_thread_create(struct k_thread *t, const char *name, k_entry_fn entry, void *arg,
+                           void *stack, size_t stack_size, unsigned prio, uint32_t quantum_ms)
 {
     if (t == NULL || entry == NULL || stack == NULL || prio >= K_NUM_PRIO ||
         stack_size < 64u + 4u * K_CONFIG_STACK_CANARY_WORDS)
@@ -322,7 +322,7 @@ int k_thread_create(struct k_thread *t, const char *name, k_entry_fn entry, void
     return K_OK;
 }
 
-void k_thread_entry(void)
+K_COLD void k_thread_entry(void)
 {
     struct k_thread *t = k_current;
     t->entry(t->arg);
@@ -426,9 +426,10 @@ static void idle_entry(void *arg)
                     n = (uint32_t)left;
             }
             idle_tickless = true;
-            TRACE_IDLE_ENTER();
             arch_timer_set_idle(n);
+            TRACE_IDLE_ENTER();
             arch_idle_wait();
+            TRACE_IDLE_WAKE();
         }
         arch_irq_unlock(key);
     }
@@ -436,7 +437,7 @@ static void idle_entry(void *arg)
 
 /* ---- start-up -------------------------------------------------------------------- */
 
-void k_init(void)
+K_COLD void k_init(void)
 {
     for (unsigned p = 0; p < K_NUM_PRIO; p++)
         k_list_init(&ready_lists[p]);
@@ -459,7 +460,7 @@ void k_init(void)
     boot_thread.name = "boot";
 }
 
-void k_start(void)
+K_COLD void k_start(void)
 {
     arch_irq_key_t key = arch_irq_lock();
     (void)key; /* stays masked: arch_start unmasks as it enters the first thread */
@@ -469,7 +470,7 @@ void k_start(void)
     arch_start();
 }
 
-void k_panic(uint32_t code, uint32_t detail)
+K_COLD void k_panic(uint32_t code, uint32_t detail)
 {
     (void)arch_irq_lock();
     arch_halt(code, detail);

@@ -3,7 +3,7 @@
 
 /* ---- events ---------------------------------------------------------------- */
 
-void k_event_init(struct k_event *ev, bool manual_reset, bool initially_signaled)
+K_COLD void k_event_init(struct k_event *ev, bool manual_reset, bool initially_signaled)
 {
     k_waitq_init(&ev->waiters);
     ev->manual_reset = manual_reset;
@@ -63,7 +63,7 @@ int k_event_wait(struct k_event *ev, uint32_t timeout_ms)
 
 /* ---- semaphores ------------------------------------------------------------ */
 
-void k_sem_init(struct k_sem *s, uint32_t initial, uint32_t max)
+K_COLD void k_sem_init(struct k_sem *s, uint32_t initial, uint32_t max)
 {
     k_waitq_init(&s->waiters);
     s->max = max == 0 ? 1 : max;
@@ -121,7 +121,7 @@ uint32_t k_sem_count(const struct k_sem *s)
 
 /* ---- mutexes ------------------------------------------------------------------ */
 
-void k_mutex_init(struct k_mutex *m)
+K_COLD void k_mutex_init(struct k_mutex *m)
 {
     k_waitq_init(&m->waiters);
     m->owner = NULL;
@@ -211,7 +211,7 @@ int k_mutex_unlock(struct k_mutex *m)
 
 /* ---- critical sections ---------------------------------------------------------- */
 
-void k_crit_init(struct k_crit *c)
+K_COLD void k_crit_init(struct k_crit *c)
 {
     k_mutex_init(&c->m);
 }

@@ -24,7 +24,7 @@ TICKS_PER_CYCLE = 2
 #: SoC cycles between the IRQ pin edge and ISR_OUT that the self-timed figure (IRQ_STAMP
 #: to the mcycle read before the ISR_OUT store) does not contain: docs/soc.md, "Fixed
 #: delays".
-FIXED_CYCLES = 21
+FIXED_CYCLES = 6
 
 
 @pytest.fixture(scope="module")

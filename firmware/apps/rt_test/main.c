@@ -74,7 +74,7 @@ static void load_entry(void *arg)
     }
 }
 
-int main(void)
+K_COLD int main(void)
 {
     board_init();
     k_init();

@@ -1,23 +1,56 @@
 /*
- * rt_test's trace hooks: kernel events become marker pulses the rig can time.
- * MARKER0 high during the tick interrupt, MARKER1 pulses on every context
- * switch, MARKER2 high while the CPU idles in tickless mode.
+ * rt_test's trace hooks (kernel/include/k_trace.h): kernel events become marker
+ * pins the rig timestamps (`rtrig capture --raw`). Off by default (RT_TRACE=0:
+ * every hook compiles to nothing); the trace builds choose one of two maps:
+ *
+ * RT_TRACE=1, the interrupt path:
+ *   MARKER0  high from trap entry to trap exit (first and last instructions)
+ *   MARKER1  one pulse at dispatch (trap decoded), one at each scheduler switch
+ *   MARKER2  one pulse when the ISR's interrupt id wakes the IST
+ * RT_TRACE=2, non-preemptible sections:
+ *   MARKER0  high from trap entry to trap exit (a trap runs with interrupts off)
+ *   MARKER1  high while a thread holds interrupts masked (outermost lock)
+ *   MARKER2  high while the idle thread waits for an interrupt (wfi)
+ *
+ * docs/kernel.md has the measured breakdown made with these.
  */
 #ifndef RT_TRACE_H
 #define RT_TRACE_H
 
-#include "board_pins.h"
+#ifndef RT_TRACE
+#define RT_TRACE 0
+#endif
 
-#define TRACE_TICK_ENTER() rig_out_set(RIG_MARKER0)
-#define TRACE_TICK_EXIT()  rig_out_clear(RIG_MARKER0)
-#define TRACE_SWITCH(from, to)                                                                     \
-    do {                                                                                           \
-        (void)(from);                                                                              \
-        (void)(to);                                                                                \
-        rig_out_set(RIG_MARKER1);                                                                  \
-        rig_out_clear(RIG_MARKER1);                                                                \
-    } while (0)
-#define TRACE_IDLE_ENTER() rig_out_set(RIG_MARKER2)
-#define TRACE_IDLE_EXIT()  rig_out_clear(RIG_MARKER2)
+#if RT_TRACE != 0
+#include "soc_map.h" /* the trace maps are for rtrig-soc only */
+
+/* Two instructions and one bus write: t0 = GPIO block, t1 = MARKER0. */
+#define TRACE_ASM_TRAP_ENTER                                                                       \
+    li t0, SOC_GPIO_BASE;                                                                          \
+    li t1, SOC_OUT_MARKER0;                                                                        \
+    sw t1, 0(t0);
+#define TRACE_ASM_TRAP_EXIT                                                                        \
+    li t0, SOC_GPIO_BASE;                                                                          \
+    li t1, SOC_OUT_MARKER0;                                                                        \
+    sw t1, 4(t0);
+#endif
+
+#if RT_TRACE != 0 && !defined(__ASSEMBLER__)
+#include <stdint.h>
+#define RT_MARK_SET(m)   (*(volatile uint32_t *)(uintptr_t)SOC_GPIO_OUT_SET = (m))
+#define RT_MARK_CLR(m)   (*(volatile uint32_t *)(uintptr_t)SOC_GPIO_OUT_CLR = (m))
+#define RT_MARK_PULSE(m) (RT_MARK_SET(m), RT_MARK_CLR(m))
+
+#if RT_TRACE == 1
+#define TRACE_DISPATCH()       RT_MARK_PULSE(SOC_OUT_MARKER1)
+#define TRACE_SWITCH(from, to) ((void)(from), (void)(to), RT_MARK_PULSE(SOC_OUT_MARKER1))
+#define TRACE_IST_WAKE()       RT_MARK_PULSE(SOC_OUT_MARKER2)
+#elif RT_TRACE == 2
+#define TRACE_IRQ_OFF()    RT_MARK_SET(SOC_OUT_MARKER1)
+#define TRACE_IRQ_ON()     RT_MARK_CLR(SOC_OUT_MARKER1)
+#define TRACE_IDLE_ENTER() RT_MARK_SET(SOC_OUT_MARKER2)
+#define TRACE_IDLE_WAKE()  RT_MARK_CLR(SOC_OUT_MARKER2)
+#endif
+#endif /* RT_TRACE && !__ASSEMBLER__ */
 
 #endif /* RT_TRACE_H */

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "k_trace.h"
+
 #define ARCH_STACK_ALIGN 16u
 #define ARCH_COST(n)     ((void)0)
 
@@ -23,13 +25,17 @@ static inline arch_irq_key_t arch_irq_lock(void)
     uint32_t old;
     /* "memory": the compiler must not move loads/stores across the mask. */
     __asm__ volatile("csrrci %0, mstatus, 8" : "=r"(old) : : "memory");
+    if (old & MSTATUS_MIE)
+        TRACE_IRQ_OFF();
     return old & MSTATUS_MIE;
 }
 
 static inline void arch_irq_unlock(arch_irq_key_t key)
 {
-    if (key)
+    if (key) {
+        TRACE_IRQ_ON();
         __asm__ volatile("csrsi mstatus, 8" : : : "memory");
+    }
 }
 
 #endif /* ARCH_PORT_H */

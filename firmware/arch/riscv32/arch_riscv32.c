@@ -7,37 +7,48 @@
  * traps synchronously even with interrupts masked; the masked state travels
  * with the thread in its saved mstatus.
  *
- * The machine timer and the external interrupt come from the board
- * (riscv_board_* below), so the port knows no addresses.
+ * trap.S is the fast path: it saves what C may clobber, calls the handler
+ * of the interrupt directly and completes the frame only for a switch. The
+ * machine timer and the external interrupt come from the board
+ * (riscv_board_* in riscv_board.h), so the port knows no addresses.
  */
 #include "arch.h"
 #include "kernel.h"
 #include "riscv_board.h"
 
-#define MCAUSE_INT    0x80000000u
-#define IRQ_M_TIMER   7u
-#define IRQ_M_EXT     11u
-#define EXC_ECALL_M   11u
 #define MIE_MTIE      (1u << 7)
 #define MIE_MEIE      (1u << 11)
 #define MSTATUS_MPP_M (3u << 11)
 #define MSTATUS_MPIE  (1u << 7)
 
-static volatile uint32_t isr_depth;
-static volatile bool switch_pending;
+/* Written by trap.S: 1 while an interrupt handler runs. */
+volatile uint32_t riscv_isr_depth;
+/* Set by arch_switch_pend inside a handler; trap.S switches at the trap's end. */
+volatile uint32_t riscv_switch_pending;
 
+/*
+ * Timer state. Everything on the tick and idle paths is 32-bit except one
+ * add-with-carry for the 64-bit compare value: no libgcc calls, no divide on the
+ * tick path and at most one on a tickless idle exit (docs/kernel.md).
+ */
 static uint32_t cycles_per_tick;
-static uint64_t tick_last;  /* mtime of the last announced tick boundary */
-static uint32_t idle_ticks; /* != 0 while the timer is programmed for tickless idle */
+static uint32_t tick_last_lo, tick_last_hi; /* mtime of the last announced tick boundary */
+static uint32_t idle_ticks; /* != 0 while the timer is programmed for a tickless idle */
 
-static inline uint32_t csr_read_mcause(void)
+static inline void tick_last_add(uint32_t cycles)
 {
-    uint32_t v;
-    __asm__ volatile("csrr %0, mcause" : "=r"(v) : : "memory");
-    return v;
+    uint32_t lo = tick_last_lo + cycles;
+    tick_last_hi += lo < tick_last_lo;
+    tick_last_lo = lo;
 }
 
-void arch_thread_init(struct k_thread *t, void *stack, size_t size)
+static inline void set_compare_after_last(uint32_t cycles)
+{
+    uint32_t lo = tick_last_lo + cycles;
+    riscv_board_set_mtimecmp(tick_last_hi + (lo < tick_last_lo), lo);
+}
+
+K_COLD void arch_thread_init(struct k_thread *t, void *stack, size_t size)
 {
     uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)(ARCH_STACK_ALIGN - 1u);
     uint32_t *f = (uint32_t *)(top - RISCV_FRAME_BYTES);
@@ -54,14 +65,14 @@ void arch_thread_init(struct k_thread *t, void *stack, size_t size)
 
 void arch_switch_pend(void)
 {
-    if (isr_depth != 0) {
-        switch_pending = true;
+    if (riscv_isr_depth != 0) {
+        riscv_switch_pending = 1;
         return;
     }
     __asm__ volatile("ecall" : : : "memory");
 }
 
-void arch_start(void)
+K_COLD void arch_start(void)
 {
     uint32_t mie = MIE_MTIE | MIE_MEIE;
     __asm__ volatile("csrs mie, %0" : : "r"(mie) : "memory");
@@ -73,100 +84,81 @@ void arch_start(void)
 
 bool arch_in_isr(void)
 {
-    return isr_depth != 0;
+    return riscv_isr_depth != 0;
 }
 
 void arch_idle_wait(void)
 {
-    /* With MIE clear, wfi still wakes on a pending enabled interrupt: no lost wake-up. */
-    __asm__ volatile("wfi" : : : "memory");
+    /*
+     * Unmasked for the wait only: the interrupt is taken straight from wfi, not
+     * after the idle thread's unlock. The idle thread holds nothing a handler
+     * could change under it: a handler that wakes a thread switches away at its
+     * trap exit (leaving tickless idle in k_sched_switch_hook), and when the idle
+     * thread runs again it masks, returns, and recomputes its next wake-up.
+     */
+    __asm__ volatile("csrsi mstatus, 8\n\twfi\n\tcsrci mstatus, 8" : : : "memory");
 }
 
-void arch_halt(uint32_t code, uint32_t detail)
+K_COLD void arch_halt(uint32_t code, uint32_t detail)
 {
     board_halt(code, detail);
 }
 
 /* ---- machine timer ---- */
 
-static void timer_isr(void)
+void riscv_timer_irq(void)
 {
     uint32_t n = 1;
     if (idle_ticks != 0) {
         n = idle_ticks;
         idle_ticks = 0;
-        tick_last += (uint64_t)n * cycles_per_tick;
+        tick_last_add(n * cycles_per_tick); /* fits: arch_timer_set_idle bounds n */
     } else {
-        tick_last += cycles_per_tick;
+        tick_last_add(cycles_per_tick);
     }
-    riscv_board_set_mtimecmp(tick_last + cycles_per_tick);
+    set_compare_after_last(cycles_per_tick);
     k_tick_announce_from_isr(n);
 }
 
-void arch_timer_start(void)
+K_COLD void arch_timer_start(void)
 {
     cycles_per_tick = board_cpu_hz() / 1000u;
-    tick_last = riscv_board_mtime();
+    uint64_t now = riscv_board_mtime();
+    tick_last_lo = (uint32_t)now;
+    tick_last_hi = (uint32_t)(now >> 32);
     idle_ticks = 0;
-    riscv_board_set_mtimecmp(tick_last + cycles_per_tick);
+    set_compare_after_last(cycles_per_tick);
 }
 
 void arch_timer_set_idle(uint32_t ticks)
 {
-    /* Bound so the elapsed cycle count still fits 32 bits at idle exit. */
-    uint32_t max = 0xFFFFFFFFu / cycles_per_tick - 1u;
-    if (ticks > max)
-        ticks = max;
+    /* One tick: the periodic compare is already at the next boundary. */
+    if (ticks <= 1u)
+        return;
+    /* Bound so ticks * cycles_per_tick, and the elapsed count at exit, fit 32 bits. */
+    if (ticks > K_CONFIG_MAX_IDLE_TICKS)
+        ticks = K_CONFIG_MAX_IDLE_TICKS;
+    if (ticks > 0x7FFFFFFFu / cycles_per_tick)
+        ticks = 0x7FFFFFFFu / cycles_per_tick;
     idle_ticks = ticks;
-    riscv_board_set_mtimecmp(tick_last + (uint64_t)ticks * cycles_per_tick);
+    set_compare_after_last(ticks * cycles_per_tick);
 }
 
 uint32_t arch_timer_idle_exit(void)
 {
     if (idle_ticks == 0)
         return 0;
-    uint32_t elapsed = (uint32_t)(riscv_board_mtime() - tick_last);
-    uint32_t n = elapsed / cycles_per_tick;
-    if (n >= idle_ticks)
+    /* Wrap-safe 32-bit difference: less than idle_ticks ticks, which fit 31 bits. */
+    uint32_t elapsed = riscv_board_mtime_lo() - tick_last_lo;
+    uint32_t n = elapsed / cycles_per_tick; /* one divu: the only division, never on a tick */
+    if (n >= idle_ticks) {
         n = idle_ticks - 1u; /* the idle interrupt itself will announce the last one */
-    else
-        idle_ticks = 0;
-    tick_last += (uint64_t)n * cycles_per_tick;
-    if (idle_ticks == 0)
-        riscv_board_set_mtimecmp(tick_last + cycles_per_tick);
-    else
-        idle_ticks -= n;
-    return n;
-}
-
-/* ---- trap dispatch ---- */
-
-void *riscv_trap_handler(uint32_t *frame)
-{
-    uint32_t cause = csr_read_mcause();
-    if (cause & MCAUSE_INT) {
-        isr_depth = 1;
-        switch (cause & ~MCAUSE_INT) {
-        case IRQ_M_TIMER:
-            timer_isr();
-            break;
-        case IRQ_M_EXT:
-            riscv_board_ext_irq();
-            break;
-        default:
-            k_panic(K_ERR_BAD_EXCEPTION, cause);
-        }
-        isr_depth = 0;
-    } else if (cause == EXC_ECALL_M) {
-        frame[0] += 4; /* resume after the ecall */
-        switch_pending = true;
+        idle_ticks = 1u;
     } else {
-        k_panic(K_ERR_BAD_EXCEPTION, cause);
+        idle_ticks = 0;
     }
-    if (!switch_pending)
-        return frame;
-    switch_pending = false;
-    struct k_thread *out = k_current;
-    out->arch.sp = frame;
-    return k_sched_switch_hook(out)->arch.sp;
+    tick_last_add(n * cycles_per_tick);
+    if (idle_ticks == 0)
+        set_compare_after_last(cycles_per_tick);
+    return n;
 }

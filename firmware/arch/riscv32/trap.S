@@ -1,23 +1,37 @@
 /*
- * Single trap entry (mtvec direct mode). Saves the whole integer context on
- * the interrupted thread's stack, calls riscv_trap_handler(frame), and resumes
- * whichever frame it returns: the same one, or another thread's after a switch.
+ * The one trap entry (mtvec direct mode: VexRiscv ignores the vectored mode bits).
  *
- * Frame (128 bytes, word n at 4*n): 0 mepc, 1 x1, 2 mstatus, 3..31 x3..x31.
+ * Fast path. An interrupt saves only the registers a C function may clobber
+ * (ra, t0..t6, a0..a7: 16 words) and calls its handler directly: no trap decode
+ * in C, no table. The callee-saved registers (s0..s11, gp, tp) and mepc/mstatus
+ * are saved only when the trap ends in a context switch; without a switch the
+ * handler's C code has preserved them and mepc/mstatus are still in their CSRs
+ * (interrupts do not nest: MIE stays clear until mret).
+ *
+ * Frame (128 bytes on the interrupted thread's stack, word n at 4*n):
+ *   0 mepc, 1 x1 (ra), 2 mstatus, 3..31 x3..x31.
+ * A thread that is not running has a complete frame at its saved sp
+ * (arch_thread_init builds one for a new thread).
+ *
+ * Causes: machine external interrupt -> riscv_board_ext_irq (the board's ISR
+ * dispatch), machine timer -> riscv_timer_irq (the kernel tick), ecall from
+ * machine mode -> a switch the thread asked for (arch_switch_pend). Anything
+ * else is a fatal exception.
  */
+#include "k_trace.h"
+
+#define FRAME 128
+
     .section .text.trap, "ax"
     .align  4
     .globl  riscv_trap_entry
 riscv_trap_entry:
-    addi    sp, sp, -128
-    sw      x1, 4(sp)
-    sw      x3, 12(sp)
-    sw      x4, 16(sp)
-    sw      x5, 20(sp)
+    addi    sp, sp, -FRAME
+    sw      x5, 20(sp)              /* t0, t1 first: the trace hook may use them */
     sw      x6, 24(sp)
+    TRACE_ASM_TRAP_ENTER
+    sw      x1, 4(sp)
     sw      x7, 28(sp)
-    sw      x8, 32(sp)
-    sw      x9, 36(sp)
     sw      x10, 40(sp)
     sw      x11, 44(sp)
     sw      x12, 48(sp)
@@ -26,6 +40,63 @@ riscv_trap_entry:
     sw      x15, 60(sp)
     sw      x16, 64(sp)
     sw      x17, 68(sp)
+    sw      x28, 112(sp)
+    sw      x29, 116(sp)
+    sw      x30, 120(sp)
+    sw      x31, 124(sp)
+    csrr    t0, mcause
+    bgez    t0, .Lexception         /* bit 31 clear: synchronous */
+    li      t1, 1
+    sw      t1, riscv_isr_depth, t2 /* arch_in_isr() while the handler runs */
+    andi    t0, t0, 0x1F
+    li      t1, 11                  /* machine external interrupt */
+    bne     t0, t1, .Lnot_ext
+    call    riscv_board_ext_irq
+    j       .Lint_done
+.Lnot_ext:
+    li      t1, 7                   /* machine timer interrupt */
+    bne     t0, t1, .Lfatal
+    call    riscv_timer_irq
+.Lint_done:
+    sw      zero, riscv_isr_depth, t0
+    lw      t0, riscv_switch_pending
+    bnez    t0, .Lswitch
+.Lreturn:
+    TRACE_ASM_TRAP_EXIT
+    lw      x1, 4(sp)
+    lw      x5, 20(sp)
+    lw      x6, 24(sp)
+    lw      x7, 28(sp)
+    lw      x10, 40(sp)
+    lw      x11, 44(sp)
+    lw      x12, 48(sp)
+    lw      x13, 52(sp)
+    lw      x14, 56(sp)
+    lw      x15, 60(sp)
+    lw      x16, 64(sp)
+    lw      x17, 68(sp)
+    lw      x28, 112(sp)
+    lw      x29, 116(sp)
+    lw      x30, 120(sp)
+    lw      x31, 124(sp)
+    addi    sp, sp, FRAME
+    mret
+
+.Lexception:
+    li      t1, 11                  /* ecall from machine mode */
+    bne     t0, t1, .Lfatal
+    csrr    t0, mepc                /* resume after the ecall */
+    addi    t0, t0, 4
+    csrw    mepc, t0
+    /* fall through: an ecall always asks for a switch */
+
+.Lswitch:
+    /* Complete the outgoing frame, make the scheduler's choice, load its frame. */
+    sw      zero, riscv_switch_pending, t0
+    sw      x3, 12(sp)
+    sw      x4, 16(sp)
+    sw      x8, 32(sp)
+    sw      x9, 36(sp)
     sw      x18, 72(sp)
     sw      x19, 76(sp)
     sw      x20, 80(sp)
@@ -36,37 +107,22 @@ riscv_trap_entry:
     sw      x25, 100(sp)
     sw      x26, 104(sp)
     sw      x27, 108(sp)
-    sw      x28, 112(sp)
-    sw      x29, 116(sp)
-    sw      x30, 120(sp)
-    sw      x31, 124(sp)
     csrr    t0, mepc
     sw      t0, 0(sp)
-    csrr    t0, mstatus
+    csrr    t0, mstatus             /* MPIE: the thread's own interrupt mask */
     sw      t0, 8(sp)
-    mv      a0, sp
-    call    riscv_trap_handler
-    mv      sp, a0
+    lw      a0, k_current
+    sw      sp, 0(a0)               /* struct k_thread starts with arch.sp */
+    call    k_sched_switch_hook     /* returns the incoming thread */
+    lw      sp, 0(a0)
     lw      t0, 0(sp)
     csrw    mepc, t0
     lw      t0, 8(sp)
     csrw    mstatus, t0
-    lw      x1, 4(sp)
     lw      x3, 12(sp)
     lw      x4, 16(sp)
-    lw      x5, 20(sp)
-    lw      x6, 24(sp)
-    lw      x7, 28(sp)
     lw      x8, 32(sp)
     lw      x9, 36(sp)
-    lw      x10, 40(sp)
-    lw      x11, 44(sp)
-    lw      x12, 48(sp)
-    lw      x13, 52(sp)
-    lw      x14, 56(sp)
-    lw      x15, 60(sp)
-    lw      x16, 64(sp)
-    lw      x17, 68(sp)
     lw      x18, 72(sp)
     lw      x19, 76(sp)
     lw      x20, 80(sp)
@@ -77,9 +133,9 @@ riscv_trap_entry:
     lw      x25, 100(sp)
     lw      x26, 104(sp)
     lw      x27, 108(sp)
-    lw      x28, 112(sp)
-    lw      x29, 116(sp)
-    lw      x30, 120(sp)
-    lw      x31, 124(sp)
-    addi    sp, sp, 128
-    mret
+    j       .Lreturn
+
+.Lfatal:
+    li      a0, 0xE3                /* K_ERR_BAD_EXCEPTION */
+    csrr    a1, mcause
+    call    k_panic                 /* does not return */

@@ -8,7 +8,7 @@ static k_isr_fn stim_isr;
 static void *stim_arg;
 volatile uint32_t soc_isr_out_cycle;
 
-void board_init(void)
+K_COLD void board_init(void)
 {
     SOC_REG(SOC_GPIO_OUT) = 0;
     SOC_REG(SOC_IRQ_ENABLE) = 0;
@@ -17,36 +17,36 @@ void board_init(void)
     __asm__ volatile("csrw 0xBC0, %0" : : "r"(1u) : "memory");
 }
 
-uint32_t board_cpu_hz(void)
+K_COLD uint32_t board_cpu_hz(void)
 {
     return SOC_CPU_HZ;
 }
 
-void board_putc(char c)
+K_COLD void board_putc(char c)
 {
     SOC_REG(SOC_CONSOLE_TX) = (uint8_t)c;
 }
 
-void board_puts(const char *s)
+K_COLD void board_puts(const char *s)
 {
     while (*s)
         board_putc(*s++);
 }
 
-void board_put_u32(uint32_t v)
+K_COLD void board_put_u32(uint32_t v)
 {
     char buf[11];
     int i = 10;
     buf[i] = 0;
     do {
-        /* rv32i has no divide instruction: libgcc does it, outside any hot path. */
+        /* divu: console output only, never on a hot path. */
         buf[--i] = (char)('0' + v % 10u);
         v /= 10u;
     } while (v != 0);
     board_puts(&buf[i]);
 }
 
-void board_exit(int code)
+K_COLD void board_exit(int code)
 {
     (void)arch_irq_lock();
     SOC_REG(SOC_SIM_EXIT) = (uint32_t)code;
@@ -54,7 +54,7 @@ void board_exit(int code)
         __asm__ volatile("wfi");
 }
 
-void board_halt(uint32_t code, uint32_t detail)
+K_COLD void board_halt(uint32_t code, uint32_t detail)
 {
     (void)arch_irq_lock();
     board_puts("\nPANIC 0x");
@@ -71,7 +71,7 @@ void board_halt(uint32_t code, uint32_t detail)
         __asm__ volatile("wfi");
 }
 
-void board_stim_attach(k_isr_fn isr, void *arg)
+K_COLD void board_stim_attach(k_isr_fn isr, void *arg)
 {
     stim_isr = isr;
     stim_arg = arg;
@@ -94,7 +94,7 @@ static uint32_t test_isr_wrapper(void *arg)
     return test_isr(test_arg);
 }
 
-void board_irq_trigger(unsigned line, k_isr_fn isr, void *arg)
+K_COLD void board_irq_trigger(unsigned line, k_isr_fn isr, void *arg)
 {
     (void)line; /* one interrupt line: both self-test lines share it */
     test_isr = isr;
@@ -113,7 +113,7 @@ bool board_irq_nesting(void)
 
 /* ---- riscv32 port glue ---- */
 
-uint64_t riscv_board_mtime(void)
+K_COLD uint64_t riscv_board_mtime(void)
 {
     uint32_t hi, lo;
     do {
@@ -123,27 +123,42 @@ uint64_t riscv_board_mtime(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-void riscv_board_set_mtimecmp(uint64_t when)
+uint32_t riscv_board_mtime_lo(void)
+{
+    return SOC_REG(SOC_MTIME_LO);
+}
+
+void riscv_board_set_mtimecmp(uint32_t hi, uint32_t lo)
 {
     /* Low word to all ones first so no intermediate value fires early. */
     SOC_REG(SOC_MTIMECMP_LO) = 0xFFFFFFFFu;
-    SOC_REG(SOC_MTIMECMP_HI) = (uint32_t)(when >> 32);
-    SOC_REG(SOC_MTIMECMP_LO) = (uint32_t)when;
+    SOC_REG(SOC_MTIMECMP_HI) = hi;
+    SOC_REG(SOC_MTIMECMP_LO) = lo;
 }
 
 void riscv_board_ext_irq(void)
 {
-    uint32_t p = SOC_REG(SOC_IRQ_PENDING) & SOC_REG(SOC_IRQ_ENABLE);
-    if ((p & SOC_IRQ_STIM) && stim_isr != NULL) {
-        uint32_t before = soc_isr_out_cycle;
-        k_isr_run(stim_isr, stim_arg);
+    /*
+     * The stimulus is the SoC's only interrupt source, and ENABLE is set only
+     * with an ISR attached (board_stim_attach): call it without reading
+     * PENDING, which would cost two bus reads before ISR_OUT.
+     */
+    k_isr_fn isr = stim_isr;
+    if (isr != NULL) {
+        TRACE_DISPATCH();
+        k_isr_run(isr, stim_arg);
         /*
          * Self-timed latency: edge latch (IRQ_STAMP, mtime) to the ISR_OUT store
          * (mcycle; both count CPU cycles from reset). Reported after the ISR so
-         * it does not delay ISR_OUT; only if this ISR raised ISR_OUT.
+         * it does not delay ISR_OUT; only if this ISR raised ISR_OUT (0: it did
+         * not; mcycle is never 0 after reset's first cycles).
          */
-        if (soc_isr_out_cycle != before)
-            SOC_REG(SOC_SYS_TRACE) = soc_isr_out_cycle - SOC_REG(SOC_IRQ_STAMP);
-    } else
-        SOC_REG(SOC_IRQ_PENDING) = p; /* spurious or unhandled: do not loop on it */
+        uint32_t out = soc_isr_out_cycle;
+        if (out != 0) {
+            soc_isr_out_cycle = 0;
+            SOC_REG(SOC_SYS_TRACE) = out - SOC_REG(SOC_IRQ_STAMP);
+        }
+    } else {
+        SOC_REG(SOC_IRQ_ENABLE) = 0; /* nothing attached: do not loop on it */
+    }
 }

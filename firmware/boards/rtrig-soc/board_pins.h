@@ -26,8 +26,15 @@ static inline void rig_out_set(uint32_t mask)
 {
     if (mask & SOC_OUT_ISR_OUT) {
         uint32_t c;
-        __asm__ volatile("csrr %0, mcycle" : "=r"(c) : : "memory");
-        SOC_REG(SOC_GPIO_OUT_SET) = mask;
+        /*
+         * The read and the store are adjacent and 8-byte aligned, so they share an
+         * I-cache line: no line fill can fall between them, and the offset to the
+         * pin is the same on every pulse, cold cache or not.
+         */
+        __asm__ volatile(".balign 8\n\tcsrr %0, mcycle\n\tsw %1, 0(%2)"
+                         : "=&r"(c)
+                         : "r"(mask), "r"(SOC_GPIO_OUT_SET)
+                         : "memory");
         soc_isr_out_cycle = c;
         return;
     }

@@ -2,7 +2,7 @@
  * rtrig-soc memory map: the single source for firmware. The gateware and
  * docs/soc-memory-map.md follow this file.
  *
- * VexRiscv ("Full" variant, rv32i + Zicsr) with 64 KiB RAM at 0x0 (reset
+ * VexRiscv ("Full" variant, rv32im + Zicsr) with 64 KiB RAM at 0x0 (reset
  * vector and entry at 0x00000000) and all I/O at or above 0x80000000, which
  * VexRiscv never caches. All registers are 32 bit, word access only.
  */

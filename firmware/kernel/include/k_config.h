@@ -38,4 +38,18 @@
 #define K_NORETURN
 #endif
 
+/*
+ * Code that runs once or never on a measured path (start-up, creation, panic,
+ * console). A port whose instruction cache is small puts it apart (rtrig-soc's
+ * link.ld: section .coldtext, after everything else) so that the hot paths fit
+ * the cache together and never evict each other.
+ */
+#ifndef K_COLD
+#if defined(__GNUC__) && defined(K_COLD_SECTION)
+#define K_COLD __attribute__((section(K_COLD_SECTION), noinline))
+#else
+#define K_COLD
+#endif
+#endif
+
 #endif /* K_CONFIG_H */

@@ -215,8 +215,22 @@ static inline void k_irq_unlock(arch_irq_key_t key)
 typedef uint32_t (*k_isr_fn)(void *arg);
 
 int k_irq_attach(uint32_t sysintr, struct k_event *ist_event);
-/* Called by a board's vector: runs isr with trace hooks and signals its IST. */
-void k_isr_run(k_isr_fn isr, void *arg);
+/* Set the event attached to sysintr (ISR context; K_SYSINTR_NOP is not passed). */
+void k_isr_signal(uint32_t sysintr);
+
+/*
+ * Called by a board's vector: runs isr with trace hooks and signals its IST.
+ * Inline so the vector calls the ISR itself: one call less before the ISR's
+ * first instruction.
+ */
+static inline void k_isr_run(k_isr_fn isr, void *arg)
+{
+    TRACE_ISR_ENTER();
+    uint32_t id = isr(arg);
+    if (id != K_SYSINTR_NOP)
+        k_isr_signal(id);
+    TRACE_ISR_EXIT();
+}
 bool k_in_isr(void);
 
 /* ---- fatal errors ---------------------------------------------------------- */

@@ -1,0 +1,185 @@
+"""Where the kernel's cycles go, from the rig's timestamps of the marker pins.
+
+Reads captures of the trace builds of rt_test (``rtrig capture --raw`` of
+``firmware/build/rtrig-soc/rt_trace1.bin`` or ``rt_trace2.bin``; the marker maps are
+in ``firmware/apps/rt_test/rt_trace.h``) and prints Markdown tables for
+docs/kernel.md:
+
+    python firmware/tools/trace_breakdown.py path CAPTURE       # RT_TRACE=1 capture
+    python firmware/tools/trace_breakdown.py sections CAPTURE   # RT_TRACE=2 capture
+
+``path``: the interrupt path of every pulse cut at its trace points, in SoC cycles
+(median, min, max over the pulses that did not meet another trap or masked section).
+``sections``: every non-preemptible section the capture saw (traps, and masked
+sections of threads without the idle thread's wait), the longest of each kind, and
+for the pulses whose ISR latency exceeds the median by more than 2 µs, what held
+the CPU when the edge came.
+"""
+
+import sys
+from collections import defaultdict
+
+import numpy as np
+
+from rtrig.capture import load
+from rtrig.protocol import STIM_INPUT, Input
+
+SOC_HZ = 50_000_000
+
+
+def _edges(cap):
+    """{input: (rise times, fall times)} in rig ticks, and ticks per SoC cycle."""
+    ev = cap.events
+    per_cycle = cap.tick_hz / SOC_HZ
+    out = {}
+    for i in set(int(x) for x in ev["input"]):
+        sel = ev[ev["input"] == i]
+        out[i] = (np.sort(sel["t"][sel["rising"] == 1].astype(np.int64)),
+                  np.sort(sel["t"][sel["rising"] == 0].astype(np.int64)))
+    return out, per_cycle
+
+
+def _intervals(rises, falls):
+    """(start, end) pairs of high intervals."""
+    pairs = []
+    j = 0
+    for r in rises:
+        j = np.searchsorted(falls, r, side="right")
+        if j < len(falls):
+            pairs.append((int(r), int(falls[j])))
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
+
+
+def _after(times, t):
+    i = np.searchsorted(times, t, side="left")
+    return int(times[i]) if i < len(times) else None
+
+
+def _inside(iv, t):
+    """The interval of iv that holds t, or None."""
+    i = np.searchsorted(iv[:, 0], t, side="right") - 1
+    if i >= 0 and iv[i, 0] <= t < iv[i, 1]:
+        return iv[i]
+    return None
+
+
+def path(cap):
+    e, pc = _edges(cap)
+    stim = e[STIM_INPUT[0]][0]
+    trap = _intervals(*e[Input.MARKER0])
+    m1 = e[Input.MARKER1][0]
+    m2 = e[Input.MARKER2][0]
+    isr_r, isr_f = e[Input.ISR_OUT]
+    app_r = e[Input.APP_OUT][0]
+    steps = ["edge → trap entry marker", "trap entry → dispatch", "dispatch → ISR_OUT rise",
+             "ISR_OUT high (the test's ISR)", "ISR_OUT fall → IST woken",
+             "IST woken → scheduler switch", "switch → trap exit (mret)",
+             "trap exit → APP_OUT rise", "edge → ISR_OUT rise (ISR latency)",
+             "edge → APP_OUT rise (APP latency)", "trap entry → trap exit (CPU per pulse)"]
+    rows = defaultdict(list)
+    clean = 0
+    for s in stim:
+        if _inside(trap, s) is not None:
+            continue                      # the edge met another trap: not the plain path
+        t_in = _after(trap[:, 0], s)
+        if t_in is None:
+            continue
+        k = np.searchsorted(trap[:, 0], t_in)
+        t_out = int(trap[k, 1])
+        d = _after(m1, t_in)
+        i_r = _after(isr_r, t_in)
+        if d is None or i_r is None or not (t_in <= d <= i_r <= t_out):
+            continue
+        i_f = _after(isr_f, i_r)
+        w = _after(m2, i_f)
+        sw = _after(m1, w) if w is not None else None
+        a = _after(app_r, i_r)
+        if None in (i_f, w, sw, a) or not (i_f <= w <= sw <= t_out <= a):
+            continue
+        pts = [s, t_in, d, i_r, i_f, w, sw, t_out, a]
+        for n in range(8):
+            rows[steps[n]].append((pts[n + 1] - pts[n]) / pc)
+        rows[steps[8]].append((i_r - s) / pc)
+        rows[steps[9]].append((a - s) / pc)
+        rows[steps[10]].append((t_out - t_in) / pc)
+        clean += 1
+    print(f"{clean} of {len(stim)} pulses on the plain path (no other trap at the edge); "
+          f"SoC cycles (20 ns), rig ticks / {pc:g}\n")
+    print("| step | median | min | max |\n| --- | --- | --- | --- |")
+    for name in steps:
+        v = np.array(rows[name])
+        if len(v):
+            print(f"| {name} | {np.median(v):.1f} | {v.min():.1f} | {v.max():.1f} |")
+
+
+def sections(cap, top=8):
+    e, pc = _edges(cap)
+    stim = e[STIM_INPUT[0]][0]
+    trap = _intervals(*e[Input.MARKER0])
+    masked = _intervals(*e[Input.MARKER1])
+    wait = _intervals(*e[Input.MARKER2])
+    isr_r = e[Input.ISR_OUT][0]
+
+    def busy(a, b):
+        """Cycles of [a, b) not spent waiting in wfi."""
+        w = wait[(wait[:, 1] > a) & (wait[:, 0] < b)]
+        idle = sum(min(b, int(y)) - max(a, int(x)) for x, y in w)
+        return (b - a - idle) / pc
+
+    kinds = defaultdict(list)
+    for a, b in trap:
+        if _after(isr_r, a) is not None and _after(isr_r, a) < b:
+            kind = "trap: stimulus interrupt"
+        elif _inside(wait, a - 1) is not None:
+            kind = "trap: timer tick"          # taken from the idle thread's wfi
+        elif _inside(masked, a - 1) is not None:
+            kind = "trap: ecall (thread asks for a switch)"
+        else:
+            kind = "trap: timer tick"
+        kinds[kind].append(((b - a) / pc, a))
+    for a, b in masked:
+        # a thread's masked span ends with its ecall trap or its unlock
+        k = np.searchsorted(trap[:, 0], a)
+        end = b
+        if k < len(trap) and trap[k, 0] < b:
+            end = trap[k, 0]
+        if _inside(wait, end - 1) is not None or (len(wait) and _after(wait[:, 0], a) is not None
+                                                  and _after(wait[:, 0], a) < end):
+            kinds["idle thread: masked, before/after wfi"].append((busy(a, end), a))
+        else:
+            kinds["thread: masked section"].append(((end - a) / pc, a))
+    print("| section | count | median | max | max µs |\n| --- | --- | --- | --- | --- |")
+    for kind in sorted(kinds, key=lambda k: -max(x for x, _ in kinds[k])):
+        v = np.array([x for x, _ in kinds[kind]])
+        print(f"| {kind} | {len(v)} | {np.median(v):.0f} | {v.max():.0f} | "
+              f"{v.max() / SOC_HZ * 1e6:.2f} |")
+    # slow pulses: what held the CPU when the edge came
+    lat = []
+    for s in stim:
+        r = _after(isr_r, s)
+        if r is not None:
+            lat.append((r - s, s))
+    med = np.median([x for x, _ in lat])
+    slow = [(x, s) for x, s in lat if x - med > 2e-6 * cap.tick_hz]
+    cause = defaultdict(list)
+    for x, s in slow:
+        iv = _inside(trap, s)
+        if iv is not None:
+            name = next(k for k in kinds if any(a == iv[0] for _, a in kinds[k]))
+        elif _inside(masked, s) is not None:
+            name = "thread: masked section"
+        else:
+            name = "other"
+        cause[name].append(x / cap.tick_hz * 1e6)
+    print(f"\nISR latency median {med / cap.tick_hz * 1e6:.2f} µs; "
+          f"{len(slow)} of {len(lat)} pulses more than 2 µs above it; at their edge the CPU was in:\n")
+    print("| held by | pulses | worst ISR latency µs |\n| --- | --- | --- |")
+    for name, v in sorted(cause.items(), key=lambda kv: -max(kv[1])):
+        print(f"| {name} | {len(v)} | {max(v):.2f} |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("path", "sections"):
+        print("usage: trace_breakdown.py path|sections CAPTURE", file=sys.stderr)
+        sys.exit(2)
+    {"path": path, "sections": sections}[sys.argv[1]](load(sys.argv[2]))
