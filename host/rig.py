@@ -244,11 +244,13 @@ class Rig:
 
 @contextlib.contextmanager
 def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None,
-             sim_link="fast", baudrate=3_000_000):
+             sim_link="fast", baudrate=3_000_000, console=None):
     """Open a rig on ``port`` (a device or pyserial URL) or start the simulation twin.
 
     With ``sim``, ``soc=True`` starts the twin built with the reference SoC running
-    ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md; ``board`` (a
+    ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md, its console
+    going to ``console`` (a path, kept; default a temporary file removed at the end,
+    :attr:`SimRig.console`); ``board`` (a
     board name) the twin of that board's gateware; ``sim_link`` its host link:
     ``fast`` (default) or ``line`` (the board's own baud, :data:`rtrig.host.sim.LINKS`).
     ``baudrate``: the serial port's rate (a rig built with a faster link, ``rtrig build
@@ -260,7 +262,7 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
     try:
         if sim:
             from .sim import SimRig
-            opts = {"soc": True, "firmware": firmware} if soc else {}
+            opts = {"soc": True, "firmware": firmware, "console": console} if soc else {}
             opts["link"] = sim_link
             if board is not None:
                 opts["board"] = board

@@ -7,6 +7,7 @@ import click
 from ...errors import UsageError
 from ...units import format_ns
 from ..model_params import target_model
+from ..soc_console import check_soc_run
 from .options import (
     CONTEXT,
     DURATION,
@@ -50,10 +51,10 @@ __all__ = ["capture"]
 @click.option("--bin-shift", type=click.IntRange(0, 20), default=None,
               help="Statistics mode: histogram bin width 2^N ticks [default: automatic].")
 def capture(obj, target, model_text, preset, load, channels, output, as_json, quiet,
-            firmware, freq, count, duration, duty, jitter, delay, stim1_offset, timeout,
+            firmware, console, freq, count, duration, duty, jitter, delay, stim1_offset, timeout,
             raw, truth, mode, bin_shift):
     """Send stimulus pulses and record every response latency."""
-    obj.use_target(target, firmware)
+    obj.use_target(target, firmware, console)
     from ..measure import measure
     from ..settings import CaptureSettings, default_channels, parse_channels
     if count is not None and duration is not None:
@@ -80,6 +81,7 @@ def capture(obj, target, model_text, preset, load, channels, output, as_json, qu
             click.echo(note, err=True)
         res = measure(rig, settings, path, mode=mode, bin_shift=bin_shift,
                       progress=not quiet, log=lambda m: click.echo(m, err=True))
+        check_soc_run(rig, res.summary)     # a firmware that ended or never answered
     if as_json:
         click.echo(json.dumps(res.to_json(), indent=2))
     else:

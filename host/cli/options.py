@@ -87,6 +87,7 @@ class RigOptions:
         self.sim_link = sim_link
         self.baud = baud
         self.soc, self.firmware = False, None   # set by commands given --target soc
+        self.console = None                     # --console FILE (the SoC twin's)
 
     def merge(self, sim_here, port_here):
         """``--sim`` / ``--port`` given after the subcommand."""
@@ -95,12 +96,14 @@ class RigOptions:
         if port_here:
             self.port = port_here
 
-    def use_target(self, target, firmware=None):
+    def use_target(self, target, firmware=None, console=None):
         """``--target soc`` in simulation needs the twin built with the SoC."""
         self.soc = target == "soc"
         self.firmware = firmware
-        if firmware is not None and not (self.soc and self.sim):
-            raise UsageError("--firmware applies to --sim --target soc only")
+        self.console = console
+        for name, value in (("--firmware", firmware), ("--console", console)):
+            if value is not None and not (self.soc and self.sim):
+                raise UsageError(f"{name} applies to --sim --target soc only")
 
     def rig(self):
         """Open the rig (a context manager giving a :class:`rtrig.host.rig.Rig`)."""
@@ -114,7 +117,7 @@ class RigOptions:
             return open_rig(self.port, True, board=self.sim_board, sim_link=self.sim_link)
         if self.soc and self.sim:
             return open_rig(self.port, self.sim, soc=True, firmware=self.firmware,
-                            sim_link=self.sim_link)
+                            sim_link=self.sim_link, console=self.console)
         return open_rig(self.port, self.sim, sim_link=self.sim_link, baudrate=self.baud)
 
 
@@ -157,6 +160,9 @@ def target_options(targets, channels_default, channels_help, output_kind, quiet_
         click.option("--firmware", type=click.Path(exists=True, dir_okay=False),
                      default=None,
                      help="--sim --target soc: the SoC's RAM image (.bin) [default: rt_test]."),
+        click.option("--console", type=click.Path(dir_okay=False), default=None,
+                     help="--sim --target soc: write the SoC's console to FILE and keep it "
+                          "[default: a temporary file, removed at the end]."),
     ]
 
     def decorate(f):

@@ -6,6 +6,7 @@ import click
 
 from ...units import format_hz
 from ..model_params import target_model
+from ..soc_console import check_soc_run
 from .options import (
     CONTEXT,
     DURATION,
@@ -65,14 +66,14 @@ def print_table(res):
               help="Run every pulse of every step (the whole missed-fraction and load "
                    "curve) instead of ending a step once its verdict is known.")
 def sweep(obj, target, model_text, preset, load, channels, output, as_json, quiet, firmware,
-          f_from, f_to, sf_threshold, pulses, resolution, factor, stim_jitter, no_confirm,
-          full_steps):
+          console, f_from, f_to, sf_threshold, pulses, resolution, factor, stim_jitter,
+          no_confirm, full_steps):
     """Find MF-ISR, MF-APP and (with --load) SF between --from and --to.
 
     Brackets each figure in geometric steps, bisects to --resolution and confirms
     the result; every step is recorded in the sweep capture.
     """
-    obj.use_target(target, firmware)
+    obj.use_target(target, firmware, console)
     from ..sweep import SweepSettings, run_sweep
     chans = tuple(c.strip().lower() for c in channels.split(",") if c.strip())
     settings = SweepSettings(
@@ -85,6 +86,7 @@ def sweep(obj, target, model_text, preset, load, channels, output, as_json, quie
     with obj.rig() as rig:
         settings.validate(rig.tick_hz, rig.stim_step)   # before any step runs
         res = run_sweep(rig, settings, path, log=log)
+        check_soc_run(rig)                  # a firmware that ended (SIM_EXIT)
     if as_json:
         click.echo(json.dumps(res.to_json(), indent=2))
     else:

@@ -248,7 +248,8 @@ class SimRig:
                  console=None, trace=None, board=None, link="fast", poll_cycles=None):
         """``soc=True``: the twin with the reference SoC running ``firmware``; its console
         output goes to ``console`` and its TRACE words to ``trace`` (paths; by default
-        files in a fresh temporary directory, kept after the run). ``board``: the
+        files in a fresh temporary directory, removed by :meth:`stop`; a path given
+        here is kept). ``board``: the
         twin of that board's gateware (see :func:`build`). ``link``: ``fast`` (the
         default) or ``line`` (the board's own baud), see :data:`LINKS`; ``baud``
         overrides it. ``poll_cycles``: rig cycles between two services of the socket
@@ -267,11 +268,16 @@ class SimRig:
         self.soc = soc
         self.exe = build(clk_freq, baud, log=log, soc=soc, firmware=firmware, board=board)
         self.console = self.trace = None
+        #: The temporary directory of the console/trace files not given (or None).
+        self.tmpdir = None
+        #: Is the console a file the caller asked for (kept after the run)?
+        self.console_kept = console is not None
         if soc:
             import tempfile
-            tmp = Path(tempfile.mkdtemp(prefix="rtrig-soc-"))
-            self.console = Path(console) if console else tmp / "console.txt"
-            self.trace = Path(trace) if trace else tmp / "trace.txt"
+            if console is None or trace is None:
+                self.tmpdir = Path(tempfile.mkdtemp(prefix="rtrig-soc-"))
+            self.console = Path(console) if console else self.tmpdir / "console.txt"
+            self.trace = Path(trace) if trace else self.tmpdir / "trace.txt"
         self.proc = None
         self.url = None
         #: Exit status of the stopped simulator (0: it ended cleanly when asked).
@@ -304,6 +310,7 @@ class SimRig:
         the client too) within ~50 ms. SIGKILL only if it has not ended after 5 s."""
         p, self.proc = self.proc, None
         if p is None:
+            self._remove_tmpdir()
             return
         try:
             if p.poll() is None:
@@ -318,6 +325,12 @@ class SimRig:
             for f in (p.stdout, p.stderr):
                 if f:
                     f.close()
+            self._remove_tmpdir()
+
+    def _remove_tmpdir(self):
+        # The console and trace files nobody asked for go with the run.
+        if self.tmpdir is not None:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
 
     def __enter__(self):
         return self.start()

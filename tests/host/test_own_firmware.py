@@ -1,0 +1,88 @@
+"""A user's own firmware on the simulated SoC (docs/own-firmware.md): a firmware that
+ends (``SIM_EXIT``) or never answers is a one-line error with a non-zero exit, not a
+"complete" capture of missed pulses; ``--console FILE`` keeps the SoC's console, and
+the run's temporary files are removed.
+
+One tiny image (``firmware/ends_on_load.c``: silent, and ending with ``SIM_EXIT 66``
+once LOAD_EN rises) is compiled per session; its twin build is cached like any other.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CC = "riscv64-unknown-elf-gcc"
+SOURCE = Path(__file__).with_name("firmware") / "ends_on_load.c"
+LINK = ROOT / "firmware" / "examples" / "own" / "link.ld"
+
+pytestmark = pytest.mark.skipif(shutil.which(CC) is None,
+                                reason="no RISC-V compiler (make -C firmware toolchains)")
+
+
+@pytest.fixture(scope="session")
+def image(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fw")
+    elf, binary = out / "ends_on_load.elf", out / "ends_on_load.bin"
+    subprocess.run([CC, "-march=rv32im_zicsr", "-mabi=ilp32", "-Os", "-ffreestanding",
+                    "-nostdlib", "-T", str(LINK), "-Wl,--no-warn-rwx-segments",
+                    "-o", str(elf), str(SOURCE)], check=True)
+    subprocess.run([CC.replace("gcc", "objcopy"), "-O", "binary", str(elf), str(binary)],
+                   check=True)
+    return binary
+
+
+def capture(image, tmp_path, *extra):
+    """``rtrig capture`` of the image with TMPDIR in ``tmp_path/tmp`` (to see what the
+    run leaves there)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env = dict(os.environ, TMPDIR=str(tmp))
+    proc = subprocess.run(
+        [sys.executable, "-m", "rtrig", "capture", "--sim", "--target", "soc",
+         "--firmware", str(image), "--freq", "5k", "--count", "20", "--channels", "isr,app",
+         "-q", "-o", str(tmp_path / "c.rtrig"), *extra],
+        capture_output=True, text=True, timeout=900, env=env)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc, sorted(p.name for p in tmp.iterdir())
+
+
+def error_lines(proc):
+    return [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
+
+
+def test_a_firmware_that_exits_is_an_error(image, tmp_path):
+    proc, _ = capture(image, tmp_path, "--load")
+    assert proc.returncode == 5, proc.stderr
+    [line] = error_lines(proc)
+    assert "SIM_EXIT 66" in line
+    assert "giving up" in line            # the console's last line, quoted
+    assert "complete" not in proc.stdout
+
+
+def test_a_silent_firmware_is_an_error(image, tmp_path):
+    proc, _ = capture(image, tmp_path, "--no-load")
+    assert proc.returncode == 5, proc.stderr
+    [line] = error_lines(proc)
+    assert "never answered" in line and "isr, app" in line and "20 pulses" in line
+    assert "broken: ready" in line
+    assert "complete" not in proc.stdout
+
+
+def test_the_console_is_shown_and_the_temporary_folder_removed(image, tmp_path):
+    console = tmp_path / "console.txt"
+    proc, left = capture(image, tmp_path, "--load", "--console", str(console))
+    assert proc.returncode == 5, proc.stderr
+    text = console.read_text()
+    assert text.startswith("broken: ready\n")
+    assert "broken: LOAD_EN seen, giving up\n" in text and "SIM_EXIT 66" in text
+    assert str(console) in proc.stderr    # the hint names the kept console
+    assert not [n for n in left if n.startswith("rtrig-soc-")], left
+    # Without --console too, the run's temporary folder goes.
+    proc, left = capture(image, tmp_path, "--no-load")
+    assert proc.returncode == 5
+    assert not [n for n in left if n.startswith("rtrig-soc-")], left
