@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from ...errors import SimulationError
+from ...errors import SimulationError, UsageError
 
 __all__ = ["build", "SimRig", "SIM_CLK_HZ", "SIM_BAUD", "FAST_DIVISOR", "LINKS", "link_baud",
            "cache_dir"]
@@ -151,7 +151,15 @@ def build(clk_freq=SIM_CLK_HZ, baud=None, with_model=None, log=None, soc=False,
     soc_image = None
     if soc:
         from ...firmware import default_firmware
-        soc_image = Path(firmware or default_firmware()).read_bytes()
+        image_path = Path(firmware or default_firmware())
+        soc_image = image_path.read_bytes()
+        from ...gateware.soc import load_image
+        try:
+            load_image(soc_image)             # fits the RAM: before anything is built
+        except ValueError as e:
+            raise UsageError(f"{image_path}: {e}",
+                             hint="a raw .bin linked at 0, at most 64 KiB "
+                                  "(docs/own-firmware.md)") from None
     if board is not None:
         from ...boards import get_board
         clk_freq = get_board(board).clk_freq

@@ -86,3 +86,13 @@ def test_the_console_is_shown_and_the_temporary_folder_removed(image, tmp_path):
     proc, left = capture(image, tmp_path, "--no-load")
     assert proc.returncode == 5
     assert not [n for n in left if n.startswith("rtrig-soc-")], left
+
+
+def test_an_image_over_64_kib_is_refused_before_any_build(tmp_path):
+    big = tmp_path / "big.bin"
+    big.write_bytes(b"\x13\0\0\0" * (64 * 1024 // 4 + 1))    # 64 KiB + one nop
+    proc, _ = capture(big, tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    [line] = error_lines(proc)
+    assert "65540 bytes does not fit 65536" in line
+    assert "building the simulation twin" not in proc.stderr
