@@ -17,3 +17,11 @@ def test_readme_starts_with_the_two_commands():
     lines = (DOCS.parent / "README.md").read_text().splitlines()
     block = lines[lines.index("```sh") + 1: lines.index("```sh") + 3]
     assert block[0].startswith("make demo") and block[1].startswith("make test")
+
+
+def test_own_firmware_example_is_the_one_built():
+    # docs/own-firmware.md shows the example's files verbatim.
+    text = (DOCS / "own-firmware.md").read_text()
+    example = DOCS.parent / "firmware" / "examples" / "own"
+    for name in ("hello.c", "link.ld"):
+        assert (example / name).read_text() in text, f"{name} differs from the page"
