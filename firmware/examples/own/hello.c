@@ -6,18 +6,18 @@
  */
 #include <stdint.h>
 
-#define REG(addr) (*(volatile uint32_t *)(addr))
+#define REG(addr)    (*(volatile uint32_t *)(addr))
 #define GPIO_OUT_SET REG(0x80000000u)
 #define GPIO_OUT_CLR REG(0x80000004u)
-#define GPIO_IN REG(0x8000000Cu)
-#define IRQ_PENDING REG(0x80001000u)
-#define IRQ_ENABLE REG(0x80001004u)
-#define CONSOLE_TX REG(0x80003000u)
+#define GPIO_IN      REG(0x8000000Cu)
+#define IRQ_PENDING  REG(0x80001000u)
+#define IRQ_ENABLE   REG(0x80001004u)
+#define CONSOLE_TX   REG(0x80003000u)
 
-#define ISR_OUT (1u << 0)
-#define APP_OUT (1u << 1)
+#define ISR_OUT   (1u << 0)
+#define APP_OUT   (1u << 1)
 #define HEARTBEAT (1u << 2)
-#define LOAD_EN (1u << 0)
+#define LOAD_EN   (1u << 0)
 
 static volatile uint32_t app_wake; /* set by the ISR, taken by the main loop */
 
@@ -60,10 +60,10 @@ int main(void)
     puts_console(hart == 0 ? "hello: hart 0, ready\n" : "hello: unexpected hart\n");
 
     __asm__ volatile("csrw mtvec, %0" ::"r"(&trap));
-    IRQ_PENDING = 1;                               /* drop an edge from before */
-    IRQ_ENABLE = 1;                                /* PENDING -> mip.MEIP */
-    __asm__ volatile("csrw 0xBC0, %0" ::"r"(1u)); /* VexRiscv external IRQ mask */
-    __asm__ volatile("csrs mie, %0" ::"r"(1u << 11)); /* MEIE */
+    IRQ_PENDING = 1;                                     /* drop an edge from before */
+    IRQ_ENABLE = 1;                                      /* PENDING -> mip.MEIP */
+    __asm__ volatile("csrw 0xBC0, %0" ::"r"(1u));        /* VexRiscv external IRQ mask */
+    __asm__ volatile("csrs mie, %0" ::"r"(1u << 11));    /* MEIE */
     __asm__ volatile("csrs mstatus, %0" ::"r"(1u << 3)); /* MIE */
 
     uint32_t x = 1, hb = 0;

@@ -6,10 +6,10 @@
  */
 #include <stdint.h>
 
-#define REG(addr) (*(volatile uint32_t *)(addr))
-#define GPIO_IN REG(0x8000000Cu)
+#define REG(addr)  (*(volatile uint32_t *)(addr))
+#define GPIO_IN    REG(0x8000000Cu)
 #define CONSOLE_TX REG(0x80003000u)
-#define SIM_EXIT REG(0x80003004u)
+#define SIM_EXIT   REG(0x80003004u)
 
 __attribute__((naked, section(".text.start"))) void _start(void)
 {
