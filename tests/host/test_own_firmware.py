@@ -36,15 +36,15 @@ def image(tmp_path_factory):
     return binary
 
 
-def capture(image, tmp_path, *extra):
-    """``rtrig capture`` of the image with TMPDIR in ``tmp_path/tmp`` (to see what the
-    run leaves there)."""
+def capture(image, tmp_path, *extra, command=("capture", "--freq", "5k", "--count", "20")):
+    """``rtrig capture`` (or ``command``) of the image with TMPDIR in ``tmp_path/tmp``
+    (to see what the run leaves there)."""
     tmp = tmp_path / "tmp"
     tmp.mkdir(exist_ok=True)
     env = dict(os.environ, TMPDIR=str(tmp))
     proc = subprocess.run(
-        [sys.executable, "-m", "rtrig", "capture", "--sim", "--target", "soc",
-         "--firmware", str(image), "--freq", "5k", "--count", "20", "--channels", "isr,app",
+        [sys.executable, "-m", "rtrig", *command, "--sim", "--target", "soc",
+         "--firmware", str(image), "--channels", "isr,app",
          "-q", "-o", str(tmp_path / "c.rtrig"), *extra],
         capture_output=True, text=True, timeout=900, env=env)
     assert "Traceback" not in proc.stderr, proc.stderr
@@ -62,6 +62,15 @@ def test_a_firmware_that_exits_is_an_error(image, tmp_path):
     assert "SIM_EXIT 66" in line
     assert "giving up" in line            # the console's last line, quoted
     assert "complete" not in proc.stdout
+
+
+def test_a_sweep_of_a_firmware_that_exits_is_an_error(image, tmp_path):
+    proc, _ = capture(image, tmp_path, "--load",
+                      command=("sweep", "--from", "1k", "--to", "4k"))
+    assert proc.returncode == 5, proc.stderr
+    [line] = error_lines(proc)
+    assert "SIM_EXIT 66" in line
+    assert "| SF |" not in proc.stdout
 
 
 def test_a_silent_firmware_is_an_error(image, tmp_path):
