@@ -16,6 +16,7 @@ from .link import decode_events, decode_latency, decode_truth
 from .rig import DRAIN_TICKS, open_rig
 from .run import CaptureResult, CaptureRun, Progress, capture_meta
 from .settings import CaptureSettings
+from .soc_console import check_soc_run
 
 __all__ = ["run_capture", "measure", "CaptureResult", "CaptureSettings", "open_rig"]
 
@@ -163,7 +164,9 @@ def measure(rig, settings, path, mode="auto", bin_shift=None, progress=True, log
     """One capture in ``mode``: ``records`` (:func:`run_capture`), ``statistics``
     (:func:`rtrig.host.stats.run_stats_capture`, with ``bin_shift``) or ``auto``
     (records when the link carries every record, :func:`~rtrig.host.stats.choose_mode`).
-    ``log`` is told the mode auto chose. Returns the capture's result."""
+    ``log`` is told the mode auto chose. Returns the capture's result; on the SoC twin,
+    a firmware that ended or never answered is an error once the file is written
+    (:func:`rtrig.host.soc_console.check_soc_run`)."""
     from .stats import choose_mode, run_stats_capture
     if mode not in ("auto", "records", "statistics"):
         raise UsageError(f"unknown mode '{mode}'", hint="auto, records or statistics")
@@ -178,5 +181,8 @@ def measure(rig, settings, path, mode="auto", bin_shift=None, progress=True, log
         if (settings.raw_events or settings.truth) and log is not None:
             log("warning: raw events and truth records are not recorded in statistics "
                 "mode (use --mode records at a lower rate)")
-        return run_stats_capture(rig, settings, path, bin_shift=bin_shift, progress=progress)
-    return run_capture(rig, settings, path, progress=progress)
+        res = run_stats_capture(rig, settings, path, bin_shift=bin_shift, progress=progress)
+    else:
+        res = run_capture(rig, settings, path, progress=progress)
+    check_soc_run(rig, res.summary)
+    return res

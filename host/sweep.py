@@ -34,6 +34,7 @@ from .rig import POLL_S, register_max
 from .run import CaptureRun, now, rig_meta
 from .search import Threshold, search_threshold
 from .settings import CaptureSettings
+from .soc_console import check_soc_run
 
 __all__ = ["SweepSettings", "SweepResult", "Threshold", "search_threshold", "run_sweep",
            "default_pulses", "FIGURES"]
@@ -467,6 +468,7 @@ def run_sweep(session, settings, path, log=None):
             run.finish(_final(sw, figures, reasons, "complete"))
     finally:
         sw.tmp.cleanup()
+    check_soc_run(session)          # an SoC firmware that ended (SIM_EXIT) is an error
     return SweepResult(Path(path), figures, reasons, sw.steps, meta, run.final)
 
 

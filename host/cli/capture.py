@@ -7,7 +7,6 @@ import click
 from ...errors import UsageError
 from ...units import format_ns
 from ..model_params import target_model
-from ..soc_console import check_soc_run
 from .options import (
     CONTEXT,
     DURATION,
@@ -81,7 +80,6 @@ def capture(obj, target, model_text, preset, load, channels, output, as_json, qu
             click.echo(note, err=True)
         res = measure(rig, settings, path, mode=mode, bin_shift=bin_shift,
                       progress=not quiet, log=lambda m: click.echo(m, err=True))
-        check_soc_run(rig, res.summary)     # a firmware that ended or never answered
     if as_json:
         click.echo(json.dumps(res.to_json(), indent=2))
     else:

@@ -6,7 +6,6 @@ import click
 
 from ...units import format_hz
 from ..model_params import target_model
-from ..soc_console import check_soc_run
 from .options import (
     CONTEXT,
     DURATION,
@@ -86,7 +85,6 @@ def sweep(obj, target, model_text, preset, load, channels, output, as_json, quie
     with obj.rig() as rig:
         settings.validate(rig.tick_hz, rig.stim_step)   # before any step runs
         res = run_sweep(rig, settings, path, log=log)
-        check_soc_run(rig)                  # a firmware that ended (SIM_EXIT)
     if as_json:
         click.echo(json.dumps(res.to_json(), indent=2))
     else:
