@@ -44,7 +44,7 @@ static const uint8_t ctz_table[32] = {0,  1,  28, 2,  29, 14, 24, 3,  30, 22, 20
                                       16, 7,  26, 12, 18, 6,  11, 5,  10, 9};
 #endif
 
-static inline unsigned ctz32(uint32_t x)
+static K_INLINE unsigned ctz32(uint32_t x)
 {
 #if defined(__riscv) && !defined(__riscv_zbb)
     return ctz_table[((x & (0u - x)) * 0x077CB531u) >> 27];
@@ -55,7 +55,7 @@ static inline unsigned ctz32(uint32_t x)
 
 /* ---- ready queue -------------------------------------------------------- */
 
-static void ready_insert(struct k_thread *t, bool at_head)
+static K_INLINE void ready_insert(struct k_thread *t, bool at_head)
 {
     unsigned p = t->prio;
     struct k_list *l = &ready_lists[p];
@@ -66,7 +66,7 @@ static void ready_insert(struct k_thread *t, bool at_head)
     ARCH_COST(2);
 }
 
-static void ready_remove(struct k_thread *t)
+static K_INLINE void ready_remove(struct k_thread *t)
 {
     unsigned p = t->prio;
     k_list_remove(&t->link);
@@ -79,7 +79,7 @@ static void ready_remove(struct k_thread *t)
     ARCH_COST(2);
 }
 
-static struct k_thread *sched_highest(void)
+static K_INLINE struct k_thread *sched_highest(void)
 {
     ARCH_COST(2);
     struct k_thread *t = sched_next;
