@@ -114,11 +114,17 @@ void k_sched_resched(void)
         arch_switch_pend();
 }
 
-void k_sched_make_ready(struct k_thread *t)
+/* Inlined into the wake-up paths of this file (tick, wait queues). */
+static K_INLINE void make_ready(struct k_thread *t)
 {
     t->state = K_STATE_READY;
     t->slice_left = t->quantum;
     ready_insert(t, false);
+}
+
+void k_sched_make_ready(struct k_thread *t)
+{
+    make_ready(t);
 }
 
 void k_sched_set_prio(struct k_thread *t, unsigned prio)
@@ -179,7 +185,7 @@ static void tick_process(uint32_t n)
             t->waitq = NULL;
         }
         t->wake_result = K_TIMEOUT;
-        k_sched_make_ready(t);
+        make_ready(t);
     }
 }
 
@@ -225,7 +231,7 @@ struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
     t->waitq = NULL;
     k_list_remove(&t->tlink); /* harmless when not queued: the node points to itself */
     t->wake_result = result;
-    k_sched_make_ready(t);
+    make_ready(t);
     return t;
 }
 
