@@ -39,9 +39,8 @@ static struct k_thread boot_thread;
  * load, no branch. x != 0.
  */
 #if defined(__riscv) && !defined(__riscv_zbb)
-static const uint8_t ctz_table[32] = {0,  1,  28, 2,  29, 14, 24, 3,  30, 22, 20,
-                                      15, 25, 17, 4,  8,  31, 27, 13, 23, 21, 19,
-                                      16, 7,  26, 12, 18, 6,  11, 5,  10, 9};
+static const uint8_t ctz_table[32] = {0,  1,  28, 2,  29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4,  8,
+                                      31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6,  11, 5,  10, 9};
 #endif
 
 static K_INLINE unsigned ctz32(uint32_t x)
