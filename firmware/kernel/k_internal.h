@@ -36,6 +36,14 @@ static K_INLINE void k_list_remove(struct k_list *n)
     n->prev = n;
 }
 
+/* Take n out of its list without re-linking it to itself: n is inserted elsewhere next. */
+static K_INLINE void k_list_unlink(struct k_list *n)
+{
+    ARCH_COST(1);
+    n->prev->next = n->next;
+    n->next->prev = n->prev;
+}
+
 /* Wrap-safe "a is at or before b" for tick counts. */
 static inline bool k_tick_reached(uint32_t deadline, uint32_t now)
 {

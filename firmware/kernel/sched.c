@@ -180,7 +180,7 @@ static void tick_process(uint32_t n)
             break;
         k_list_remove(&t->tlink);
         if (t->state == K_STATE_BLOCKED) {
-            k_list_remove(&t->link);
+            k_list_unlink(&t->link); /* make_ready links it into the ready queue */
             t->waitq = NULL;
         }
         t->wake_result = K_TIMEOUT;
@@ -226,9 +226,12 @@ struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
     struct k_thread *t = k_waitq_first(q);
     if (t == NULL)
         return NULL;
-    k_list_remove(&t->link);
+    k_list_unlink(&t->link); /* make_ready links it into the ready queue */
     t->waitq = NULL;
-    k_list_remove(&t->tlink); /* harmless when not queued: the node points to itself */
+    if (!k_list_empty(&t->tlink))
+        k_list_remove(&t->tlink);
+    else
+        ARCH_COST(1); /* same cost either way on the host's cycle model */
     t->wake_result = result;
     make_ready(t);
     return t;
