@@ -7,18 +7,18 @@
 
 #define K_CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
-static inline void k_list_init(struct k_list *l)
+static K_INLINE void k_list_init(struct k_list *l)
 {
     l->next = l;
     l->prev = l;
 }
 
-static inline bool k_list_empty(const struct k_list *l)
+static K_INLINE bool k_list_empty(const struct k_list *l)
 {
     return l->next == l;
 }
 
-static inline void k_list_insert_before(struct k_list *pos, struct k_list *n)
+static K_INLINE void k_list_insert_before(struct k_list *pos, struct k_list *n)
 {
     ARCH_COST(1);
     n->next = pos;
@@ -27,13 +27,21 @@ static inline void k_list_insert_before(struct k_list *pos, struct k_list *n)
     pos->prev = n;
 }
 
-static inline void k_list_remove(struct k_list *n)
+static K_INLINE void k_list_remove(struct k_list *n)
 {
     ARCH_COST(1);
     n->prev->next = n->next;
     n->next->prev = n->prev;
     n->next = n;
     n->prev = n;
+}
+
+/* Take n out of its list without re-linking it to itself: n is inserted elsewhere next. */
+static K_INLINE void k_list_unlink(struct k_list *n)
+{
+    ARCH_COST(1);
+    n->prev->next = n->next;
+    n->next->prev = n->prev;
 }
 
 /* Wrap-safe "a is at or before b" for tick counts. */

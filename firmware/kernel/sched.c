@@ -14,6 +14,12 @@ struct k_thread *volatile k_current;
 static struct k_list ready_lists[K_NUM_PRIO];
 static uint32_t ready_summary; /* bit g: ready_words[g] != 0 */
 static uint32_t ready_words[K_NUM_PRIO / 32u];
+/*
+ * The scheduler's decision, computed once: sched_highest() fills it, every change
+ * of the ready queue (insert, remove, rotate) clears it. An interrupt that wakes a
+ * thread decides in k_sched_resched and the switch at the trap's end reuses it.
+ */
+static struct k_thread *sched_next;
 static struct k_list timeouts; /* sorted by deadline, earliest first */
 static volatile uint32_t ticks;
 static bool started;
@@ -26,30 +32,21 @@ static struct k_thread boot_thread;
 
 #define THREAD_OF(l) K_CONTAINER_OF(l, struct k_thread, link)
 
-/* Constant time on every port: rv32im has no ctz instruction (no Zbb), so binary search. */
-static inline unsigned ctz32(uint32_t x)
+/*
+ * Constant time on every port. rv32im has no ctz instruction (no Zbb): isolate
+ * the lowest set bit (x & -x), multiply by a de Bruijn constant (every 5-bit
+ * window of 0x077CB531 is distinct) and look the top 5 bits up: one mul, one
+ * load, no branch. x != 0.
+ */
+#if defined(__riscv) && !defined(__riscv_zbb)
+static const uint8_t ctz_table[32] = {0,  1,  28, 2,  29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4,  8,
+                                      31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6,  11, 5,  10, 9};
+#endif
+
+static K_INLINE unsigned ctz32(uint32_t x)
 {
 #if defined(__riscv) && !defined(__riscv_zbb)
-    unsigned n = 0;
-    if ((x & 0xFFFFu) == 0) {
-        n += 16;
-        x >>= 16;
-    }
-    if ((x & 0xFFu) == 0) {
-        n += 8;
-        x >>= 8;
-    }
-    if ((x & 0xFu) == 0) {
-        n += 4;
-        x >>= 4;
-    }
-    if ((x & 0x3u) == 0) {
-        n += 2;
-        x >>= 2;
-    }
-    if ((x & 0x1u) == 0)
-        n += 1;
-    return n;
+    return ctz_table[((x & (0u - x)) * 0x077CB531u) >> 27];
 #else
     return (unsigned)__builtin_ctz(x);
 #endif
@@ -57,17 +54,18 @@ static inline unsigned ctz32(uint32_t x)
 
 /* ---- ready queue -------------------------------------------------------- */
 
-static void ready_insert(struct k_thread *t, bool at_head)
+static K_INLINE void ready_insert(struct k_thread *t, bool at_head)
 {
     unsigned p = t->prio;
     struct k_list *l = &ready_lists[p];
     k_list_insert_before(at_head ? l->next : l, &t->link);
     ready_words[p >> 5] |= 1u << (p & 31u);
     ready_summary |= 1u << (p >> 5);
+    sched_next = NULL;
     ARCH_COST(2);
 }
 
-static void ready_remove(struct k_thread *t)
+static K_INLINE void ready_remove(struct k_thread *t)
 {
     unsigned p = t->prio;
     k_list_remove(&t->link);
@@ -76,17 +74,25 @@ static void ready_remove(struct k_thread *t)
         if (ready_words[p >> 5] == 0)
             ready_summary &= ~(1u << (p >> 5));
     }
+    sched_next = NULL;
     ARCH_COST(2);
 }
 
-static struct k_thread *sched_highest(void)
+static K_INLINE struct k_thread *sched_highest(void)
 {
     ARCH_COST(2);
-    if (ready_summary == 0)
-        return &idle_thread;
-    unsigned g = ctz32(ready_summary);
-    unsigned p = (g << 5) + ctz32(ready_words[g]);
-    return THREAD_OF(ready_lists[p].next);
+    struct k_thread *t = sched_next;
+    if (t != NULL)
+        return t;
+    if (ready_summary == 0) {
+        t = &idle_thread;
+    } else {
+        unsigned g = ctz32(ready_summary);
+        unsigned p = (g << 5) + ctz32(ready_words[g]);
+        t = THREAD_OF(ready_lists[p].next);
+    }
+    sched_next = t;
+    return t;
 }
 
 /* Move the head of t's level to the tail: round-robin among equals. */
@@ -97,6 +103,7 @@ static bool ready_rotate(struct k_thread *t)
         return false; /* alone at its level */
     k_list_remove(&t->link);
     k_list_insert_before(l, &t->link);
+    sched_next = NULL;
     return true;
 }
 
@@ -106,11 +113,17 @@ void k_sched_resched(void)
         arch_switch_pend();
 }
 
-void k_sched_make_ready(struct k_thread *t)
+/* Inlined into the wake-up paths of this file (tick, wait queues). */
+static K_INLINE void make_ready(struct k_thread *t)
 {
     t->state = K_STATE_READY;
     t->slice_left = t->quantum;
     ready_insert(t, false);
+}
+
+void k_sched_make_ready(struct k_thread *t)
+{
+    make_ready(t);
 }
 
 void k_sched_set_prio(struct k_thread *t, unsigned prio)
@@ -167,11 +180,11 @@ static void tick_process(uint32_t n)
             break;
         k_list_remove(&t->tlink);
         if (t->state == K_STATE_BLOCKED) {
-            k_list_remove(&t->link);
+            k_list_unlink(&t->link); /* make_ready links it into the ready queue */
             t->waitq = NULL;
         }
         t->wake_result = K_TIMEOUT;
-        k_sched_make_ready(t);
+        make_ready(t);
     }
 }
 
@@ -213,11 +226,14 @@ struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
     struct k_thread *t = k_waitq_first(q);
     if (t == NULL)
         return NULL;
-    k_list_remove(&t->link);
+    k_list_unlink(&t->link); /* make_ready links it into the ready queue */
     t->waitq = NULL;
-    k_list_remove(&t->tlink); /* harmless when not queued: the node points to itself */
+    if (!k_list_empty(&t->tlink))
+        k_list_remove(&t->tlink);
+    else
+        ARCH_COST(1); /* same cost either way on the host's cycle model */
     t->wake_result = result;
-    k_sched_make_ready(t);
+    make_ready(t);
     return t;
 }
 
@@ -444,6 +460,7 @@ K_COLD void k_init(void)
     for (unsigned g = 0; g < K_NUM_PRIO / 32u; g++)
         ready_words[g] = 0;
     ready_summary = 0;
+    sched_next = NULL;
     k_list_init(&timeouts);
     ticks = 0;
     started = false;

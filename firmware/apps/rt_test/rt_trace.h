@@ -10,7 +10,9 @@
  * RT_TRACE=2, non-preemptible sections:
  *   MARKER0  high from trap entry to trap exit (a trap runs with interrupts off)
  *   MARKER1  high while a thread holds interrupts masked (outermost lock)
- *   MARKER2  high while the idle thread waits for an interrupt (wfi)
+ *   MARKER2  high while the idle thread waits for an interrupt (wfi); cleared
+ *            again by the switch when the interrupt taken from the wait switches
+ *            away, so a later trap of another thread is not counted as one from idle
  *
  * docs/kernel.md has the measured breakdown made with these.
  */
@@ -46,10 +48,11 @@
 #define TRACE_SWITCH(from, to) ((void)(from), (void)(to), RT_MARK_PULSE(SOC_OUT_MARKER1))
 #define TRACE_IST_WAKE()       RT_MARK_PULSE(SOC_OUT_MARKER2)
 #elif RT_TRACE == 2
-#define TRACE_IRQ_OFF()    RT_MARK_SET(SOC_OUT_MARKER1)
-#define TRACE_IRQ_ON()     RT_MARK_CLR(SOC_OUT_MARKER1)
-#define TRACE_IDLE_ENTER() RT_MARK_SET(SOC_OUT_MARKER2)
-#define TRACE_IDLE_WAKE()  RT_MARK_CLR(SOC_OUT_MARKER2)
+#define TRACE_IRQ_OFF()        RT_MARK_SET(SOC_OUT_MARKER1)
+#define TRACE_IRQ_ON()         RT_MARK_CLR(SOC_OUT_MARKER1)
+#define TRACE_IDLE_ENTER()     RT_MARK_SET(SOC_OUT_MARKER2)
+#define TRACE_IDLE_WAKE()      RT_MARK_CLR(SOC_OUT_MARKER2)
+#define TRACE_SWITCH(from, to) ((void)(from), (void)(to), RT_MARK_CLR(SOC_OUT_MARKER2))
 #endif
 #endif /* RT_TRACE && !__ASSEMBLER__ */
 

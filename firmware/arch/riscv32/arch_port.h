@@ -20,7 +20,7 @@ typedef uint32_t arch_irq_key_t;
 
 #define MSTATUS_MIE 0x8u
 
-static inline arch_irq_key_t arch_irq_lock(void)
+static inline __attribute__((always_inline)) arch_irq_key_t arch_irq_lock(void)
 {
     uint32_t old;
     /* "memory": the compiler must not move loads/stores across the mask. */
@@ -30,7 +30,7 @@ static inline arch_irq_key_t arch_irq_lock(void)
     return old & MSTATUS_MIE;
 }
 
-static inline void arch_irq_unlock(arch_irq_key_t key)
+static inline __attribute__((always_inline)) void arch_irq_unlock(arch_irq_key_t key)
 {
     if (key) {
         TRACE_IRQ_ON();

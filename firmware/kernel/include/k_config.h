@@ -52,4 +52,17 @@
 #endif
 #endif
 
+/*
+ * Small helpers on the interrupt and switch paths (list links, the interrupt
+ * mask, the ready bitmap): always inlined, also at -Os, where a call, its
+ * register saves and its return cost more than the helper's body.
+ */
+#ifndef K_INLINE
+#if defined(__GNUC__)
+#define K_INLINE inline __attribute__((always_inline))
+#else
+#define K_INLINE inline
+#endif
+#endif
+
 #endif /* K_CONFIG_H */
