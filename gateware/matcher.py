@@ -1,28 +1,19 @@
 """Stimulus → response matching: one latency record per pulse and channel."""
 
 from amaranth import Cat, Module, Mux, Signal, signed
-from amaranth.lib import data, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ..records import LATENCY
 from .timebase import TIME_WIDTH
 
 __all__ = ["LatencyRecord", "LatencyMatcher"]
 
 
-class LatencyRecord(data.Struct):
-    """Wire layout of a LATENCY packet payload (19 bytes, little-endian fields).
-
-    ``latency`` is response rise minus stimulus rise, ``completion`` response fall
-    minus stimulus rise, in ticks; both 0 when ``missed``.
-    """
-    pulse: 32
-    stim_t: TIME_WIDTH
-    channel: 4
-    _pad: 2
-    incomplete: 1
-    missed: 1
-    latency: 32
-    completion: 32
+#: The LATENCY record, declared in :data:`rtrig.records.LATENCY` (19 bytes on the
+#: wire): ``latency`` is response rise minus stimulus rise, ``completion`` response
+#: fall minus stimulus rise, in ticks; both 0 when ``missed``.
+LatencyRecord = LATENCY.struct()
 
 
 _IDLE, _WAIT_RISE, _WAIT_FALL = 0, 1, 2

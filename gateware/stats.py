@@ -83,7 +83,9 @@ STAT_WORDS = {
     "underflow": (15, 2),     # latency < offset
     "overflow": (17, 2),      # latency >= offset + bins * 2**shift
     "drops": (19, 1),         # records offered but not accumulated (see ChannelStats)
-    "incomplete": (20, 1),    # answered, but no falling edge: no completion figure
+    # Reserved, reads 0: no record is incomplete (a matcher waits for the fall however
+    # long it takes); kept so that readers of the word map find it where it was.
+    "incomplete": (20, 1),
     "flags": (21, 1),         # StatFlags
 }
 N_STAT_WORDS = 22
@@ -125,7 +127,7 @@ class ChannelStats(wiring.Component):
     rec_a_valid, rec_b_valid : In(1)
         One-cycle record strobes (``sync`` domain).
     rec_a, rec_b : In(LatencyRecord)
-        ``latency`` and ``completion`` in ticks; ``missed``, ``incomplete`` flags.
+        ``latency`` and ``completion`` in ticks; the ``missed`` flag.
     bin_shift : In(5)
         Bin width is ``2**bin_shift`` ticks. Change only while no record is in flight.
     bin_offset : In(32)
@@ -147,7 +149,7 @@ class ChannelStats(wiring.Component):
         Minimum registers start at 0xFFFFFFFF, maximum registers at 0.
     lat_sum, comp_sum : Out(64)
     lat_sumsq : Out(96)
-    drops, incomplete : Out(32)
+    drops : Out(32)
     flags : Out(4)
         :class:`StatFlags`.
     """
@@ -171,7 +173,7 @@ class ChannelStats(wiring.Component):
             "lat_min": Out(32, init=0xFFFF_FFFF), "lat_max": Out(32),
             "comp_min": Out(32, init=0xFFFF_FFFF), "comp_max": Out(32),
             "lat_sum": Out(64), "comp_sum": Out(64), "lat_sumsq": Out(96),
-            "drops": Out(32), "incomplete": Out(32), "flags": Out(4),
+            "drops": Out(32), "flags": Out(4),
         })
 
     def elaborate(self, platform):
@@ -182,7 +184,6 @@ class ChannelStats(wiring.Component):
         class _Rec(data.Struct):
             latency: 32
             completion: 32
-            incomplete: 1
 
         in_v = [Signal(name="in_a_v"), Signal(name="in_b_v")]
         in_miss = [Signal(name="in_a_miss"), Signal(name="in_b_miss")]
@@ -194,7 +195,6 @@ class ChannelStats(wiring.Component):
                 in_miss[k].eq(rec.missed),
                 in_rec[k].latency.eq(rec.latency),
                 in_rec[k].completion.eq(rec.completion),
-                in_rec[k].incomplete.eq(rec.incomplete),
             ]
 
         ans = [Signal(name="ans_a"), Signal(name="ans_b")]
@@ -255,16 +255,13 @@ class ChannelStats(wiring.Component):
                 m.d.sync += self.lat_min.eq(a_lat)
             with m.If(a_lat > self.lat_max):
                 m.d.sync += self.lat_max.eq(a_lat)
-            with m.If(acc.incomplete):
-                m.d.sync += self.incomplete.eq(self.incomplete + 1)
-            with m.Else():
-                m.d.sync += self.comp_sum.eq(comp_sum_next[:64])
-                with m.If(comp_sum_next[64]):
-                    m.d.sync += flags[2].eq(1)
-                with m.If(a_comp < self.comp_min):
-                    m.d.sync += self.comp_min.eq(a_comp)
-                with m.If(a_comp > self.comp_max):
-                    m.d.sync += self.comp_max.eq(a_comp)
+            m.d.sync += self.comp_sum.eq(comp_sum_next[:64])
+            with m.If(comp_sum_next[64]):
+                m.d.sync += flags[2].eq(1)
+            with m.If(a_comp < self.comp_min):
+                m.d.sync += self.comp_min.eq(a_comp)
+            with m.If(a_comp > self.comp_max):
+                m.d.sync += self.comp_max.eq(a_comp)
 
         # Sum of squares: three 16x16 partial products are registered (stage 3), summed
         # into the square (stage 4: the outer two do not overlap, so one 64-bit adder
@@ -384,7 +381,7 @@ class ChannelStats(wiring.Component):
                 self.comp_min.eq(0xFFFF_FFFF), self.comp_max.eq(0),
                 self.lat_sum.eq(0), self.comp_sum.eq(0),
                 ss_lo.eq(0), ss_hi.eq(0), ss_carry.eq(0),
-                self.drops.eq(0), self.incomplete.eq(0), flags.eq(0),
+                self.drops.eq(0), flags.eq(0),
             ]
 
         # Scalar read window.
@@ -394,11 +391,13 @@ class ChannelStats(wiring.Component):
             "lat_sumsq": self.lat_sumsq, "comp_min": self.comp_min,
             "comp_max": self.comp_max, "comp_sum": self.comp_sum,
             "underflow": self.underflow, "overflow": self.overflow, "drops": self.drops,
-            "incomplete": self.incomplete, "flags": flags,
+            "flags": flags,
         }
         # Two registered levels: eight words per group, then the group.
         words = {}
         for name, (first, n) in STAT_WORDS.items():
+            if name not in values:
+                continue            # reserved: the mux's default, 0
             for i in range(n):
                 words[first + i] = values[name][32 * i:32 * (i + 1)]
         n_groups = (max(words) >> 3) + 1

@@ -12,6 +12,7 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out, connect
 
 from ..protocol import N_INPUTS, N_LATENCY_CHANNELS, REGISTERS, STIM_INPUT, PacketType, Target
+from ..records import EVENT, TRUTH
 from .capture import IN_DELAY, EdgeDetector
 from .link import CommandUnit, PacketRx, PacketTx, StreamRoundRobin, TxPacket
 from .loopback import LoopbackDelayLine, LoopbackTarget
@@ -19,7 +20,7 @@ from .matcher import LatencyMatcher, LatencyRecord
 from .merge import RecordMerger
 from .registers import RegisterFile
 from .stimulus import StimulusGenerator
-from .timebase import TIME_WIDTH, Timebase
+from .timebase import Timebase
 from .uart import UARTRx, UARTTx
 
 __all__ = ["Rig", "EventRecord", "gateware_hash", "LOOP_LINE_DEPTH"]
@@ -28,22 +29,26 @@ __all__ = ["Rig", "EventRecord", "gateware_hash", "LOOP_LINE_DEPTH"]
 LOOP_LINE_DEPTH = 8192
 
 
-class EventRecord(data.Struct):
-    """Wire layout of an EVENT packet payload (7 bytes)."""
-    t: TIME_WIDTH
-    input: 4
-    _pad: 3
-    rising: 1
+#: The EVENT record, declared in :data:`rtrig.records.EVENT` (7 bytes on the wire).
+EventRecord = EVENT.struct()
+#: The TRUTH record as it leaves the rig (:data:`rtrig.records.TRUTH`, 13 bytes).
+TruthWireRecord = TRUTH.struct()
 
 
 def gateware_hash():
-    """SHA-256 over the gateware sources and the protocol: identifies a build."""
-    h = hashlib.sha256()
+    """SHA-256 over the gateware sources, the protocol and the records: identifies a
+    build (register ``BUILD_HASH``).
+
+    The files are found through the imported modules, so an installed package hashes
+    what it runs; a source that cannot be read is an error, never skipped.
+    """
+    from .. import protocol, records
     here = Path(__file__).parent
-    for p in sorted(here.glob("*.py")) + [here.parent / "rtrig" / "protocol.py"]:
-        if p.exists():
-            h.update(p.name.encode())
-            h.update(p.read_bytes())
+    files = sorted(here.glob("*.py")) + [Path(protocol.__file__), Path(records.__file__)]
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode())
+        h.update(p.read_bytes())        # raises if a file is missing: never skipped
     return h.hexdigest()
 
 
@@ -545,12 +550,15 @@ class Rig(wiring.Component):
         ]
         if truth_src is not None:
             m.submodules.truth_fifo = truth_fifo = fifo.SyncFIFOBuffered(
-                width=104, depth=self.fifo_depth + 1)
+                width=TRUTH.payload_len * 8, depth=self.fifo_depth + 1)
             tp = truth_src.payload
+            truth_rec = Signal(TruthWireRecord)
             m.d.comb += [
-                truth_fifo.w_data.eq(Cat(tp.pulse, tp.channel, Signal(5), tp.missed,
-                                         (tp.latency << shift)[:32],
-                                         (tp.completion << shift)[:32])),
+                truth_rec.pulse.eq(tp.pulse), truth_rec.channel.eq(tp.channel),
+                truth_rec.missed.eq(tp.missed),
+                truth_rec.latency.eq((tp.latency << shift)[:32]),
+                truth_rec.completion.eq((tp.completion << shift)[:32]),
+                truth_fifo.w_data.eq(truth_rec),
                 truth_fifo.w_en.eq(truth_src.valid & rw["STREAM_EN"][2]),
                 truth_src.ready.eq(truth_fifo.w_rdy | ~rw["STREAM_EN"][2]),
             ]

@@ -3,6 +3,7 @@
 import pytest
 from simrun import run
 
+from rtrig.framing import SlipDecoder, frame
 from rtrig.gateware.capture import IN_DELAY, EdgeDetector
 from rtrig.gateware.link import PacketRx, PacketTx
 from rtrig.gateware.loopback import LoopbackTarget
@@ -10,7 +11,7 @@ from rtrig.gateware.matcher import LatencyMatcher, LatencyRecord
 from rtrig.gateware.merge import RecordMerger
 from rtrig.gateware.stimulus import StimulusGenerator
 from rtrig.gateware.uart import UARTRx, UARTTx
-from rtrig.protocol import PacketType, SlipDecoder, frame
+from rtrig.protocol import PacketType
 
 
 def edges(levels):
