@@ -12,12 +12,13 @@ import pytest
 from faultproxy import FaultProxy
 
 from rtrig import load
+from rtrig.framing import crc16, frame
 from rtrig.host import report
 from rtrig.host.cli import main
 from rtrig.host.errors import LinkError
 from rtrig.host.link import LINK_COUNTERS, RigLink
 from rtrig.host.measure import CaptureSettings, open_rig, run_capture
-from rtrig.protocol import PacketType, Reg, crc16, frame
+from rtrig.protocol import PacketType, Reg
 
 DELAY = 123                 # loopback delay, ticks
 COUNTERS = {"crc_errors", "lost_packets", "lost_records", "bad_payloads", "duplicates",
