@@ -50,7 +50,7 @@ def match(events, timeout=0, channel=1, step=1, when=None, t0=0, phase=0):
     return sorted(out)
 
 
-# The hand cases of test_core.py's LatencyMatcher tests -----------------------------
+# The hand cases of test_matcher.py's LatencyMatcher tests -----------------------------
 
 def test_latency_and_completion():
     when = []
