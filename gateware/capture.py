@@ -4,9 +4,11 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import cdc, data, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..protocol import N_INPUTS, Input
+from .feature import Feature
 from .timebase import TIME_WIDTH
 
-__all__ = ["EdgeDetector", "QuadSampler", "IN_DELAY"]
+__all__ = ["EdgeDetector", "QuadSampler", "InputCapture", "IN_DELAY"]
 
 #: Ticks between a pin change and its edge detection: two synchroniser flip-flops.
 #: Subtracted from every timestamp, so event times are pin times (DESIGN §1).
@@ -177,4 +179,73 @@ class QuadSampler(wiring.Component):
         p2 = Signal.like(self.pair, name="pair_d2")
         m.d[self.fast] += [p1.eq(self.pair), p2.eq(p1)]
         m.d.sync += self.samples.eq(Cat(p2[0], p2[1], p1[0], p1[1]))
+        return m
+
+
+class InputCapture(Feature):
+    """The capture feature: the rig inputs and stimulus outputs as timestamped edges,
+    and the heartbeat edge count.
+
+    An :class:`EdgeDetector` over the ``N_INPUTS`` inputs and STIM0/STIM1 (bits 6 and 7
+    of ``rise``/``fall``/``phase``), all in the ``sync`` domain.
+
+    Parameters
+    ----------
+    samples, pin_latency : int
+        As :class:`EdgeDetector`'s.
+
+    Members
+    -------
+    pins : In(6)
+        The selected target's pins (first sample of a cycle), asynchronous.
+    pins_later : In(ArrayLayout(6, max(samples - 1, 1)))
+        Their later samples (``samples`` > 1).
+    stim : In(2)
+        STIM0, STIM1.
+    now : In(48)
+        Timebase (ticks).
+    clear : In(1)
+        Zero the counters.
+    rise, fall : Out(8)
+        One-cycle edge strobes (inputs 0..5, STIM0, STIM1).
+    phase : Out(ArrayLayout(2, 8))
+        The edges' tick within the cycle.
+    t : Out(48)
+        Pin time of this cycle's edges, ticks.
+    hb_edge : Out(1)
+        An edge (either) of the HEARTBEAT input this cycle.
+    regs : Out(Signature)
+        ``IN_GLITCHES`` (:attr:`EdgeDetector.glitches`), ``HB_COUNT`` (heartbeat edges
+        since ``clear``).
+    """
+
+    def __init__(self, samples=1, pin_latency=0):
+        self.samples = samples
+        self.pin_latency = pin_latency
+        n = N_INPUTS
+        super().__init__({
+            "pins": In(n),
+            "pins_later": In(data.ArrayLayout(n, max(samples - 1, 1))),
+            "stim": In(2), "now": In(TIME_WIDTH), "clear": In(1),
+            "rise": Out(n + 2), "fall": Out(n + 2),
+            "phase": Out(data.ArrayLayout(2, n + 2)),
+            "t": Out(TIME_WIDTH), "hb_edge": Out(1),
+        }, registers=("IN_GLITCHES", "HB_COUNT"))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.edges = edges = EdgeDetector(N_INPUTS, self.samples, self.pin_latency)
+        m.d.comb += [
+            edges.pins.eq(self.pins), edges.pins_later.eq(self.pins_later),
+            edges.stim.eq(self.stim), edges.now.eq(self.now), edges.clear.eq(self.clear),
+            self.rise.eq(edges.rise), self.fall.eq(edges.fall),
+            self.phase.eq(edges.phase), self.t.eq(edges.t),
+            self.regs.IN_GLITCHES.eq(edges.glitches),
+            self.hb_edge.eq(edges.rise[Input.HEARTBEAT] | edges.fall[Input.HEARTBEAT]),
+        ]
+        hb = self.regs.HB_COUNT
+        with m.If(self.clear):
+            m.d.sync += hb.eq(0)
+        with m.Elif(self.hb_edge):
+            m.d.sync += hb.eq(hb + 1)
         return m

@@ -1,12 +1,21 @@
-"""Raw events for small FPGAs: one FIFO entry per cycle with edges, not per edge."""
+"""Raw events: the feature that streams timestamped edges, and its queue for small
+FPGAs (one FIFO entry per cycle with edges, not per edge)."""
 
 from amaranth import Module, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..protocol import N_INPUTS, STIM_INPUT, PacketType
+from ..records import EVENT
+from .feature import Feature, packet_from_fifo, packet_from_stream, record_fifo
+from .link import TxPacket
+from .merge import RecordMerger
 from .timebase import TIME_WIDTH
 
-__all__ = ["EventGroups"]
+__all__ = ["EventGroups", "EventRecord", "RawEvents"]
+
+#: The EVENT record, declared in :data:`rtrig.records.EVENT` (7 bytes on the wire).
+EventRecord = EVENT.struct()
 
 
 def _popcount(bits):
@@ -26,6 +35,8 @@ class EventGroups(wiring.Component):
     record per source in flip-flops, which the :class:`~rtrig.gateware.merge.RecordMerger`
     does (a cell per bit on an iCE40). Edges are handed out in the order of their
     cycles (within a cycle, lowest source first).
+
+    All ports are in the ``sync`` domain.
 
     Parameters
     ----------
@@ -145,4 +156,93 @@ class EventGroups(wiring.Component):
                 m.d.sync += loaded.eq(0)
         with m.Elif(~loaded & q.r_rdy):
             m.d.sync += [pending.eq(cur.valid), loaded.eq(1)]
+        return m
+
+
+class RawEvents(Feature):
+    """The raw events feature: one EVENT packet per enabled edge.
+
+    Edges of the inputs (``EDGE_EN`` bits 0..7 rising, 8..15 falling) and of the
+    stimulus outputs (bit 16, both directions) become EVENT records while
+    ``STREAM_EN`` bit 0 is set, queued in a FIFO in front of the link.
+
+    Parameters
+    ----------
+    depth : int
+        FIFO depth: records, or with ``lean`` cycles with edges.
+    lean : bool
+        Queue each cycle's edges as one entry (:class:`EventGroups`: no record per
+        source in flip-flops; events come out in the order of their cycles) instead of
+        a :class:`~rtrig.gateware.merge.RecordMerger` and a record FIFO.
+    phase_bits : int
+        ``lean``: bits of each edge's phase kept (log2 of the samples per cycle).
+
+    Members
+    -------
+    rise, fall : In(8)
+        Edge strobes of inputs 0..5, STIM0, STIM1 (``sync``; :class:`InputCapture`).
+    phase : In(ArrayLayout(2, 8))
+        The edges' tick within the cycle.
+    t : In(48)
+        Pin time of this cycle's edges, ticks.
+    clear : In(1)
+        Zero the counters.
+    packets : Out(stream.Signature(TxPacket))
+        EVENT packets (7-byte payloads, :data:`rtrig.records.EVENT`).
+    regs : Out(Signature)
+        ``EDGE_EN``, ``EVT_OVERFLOW``, ``EVT_RECORDS``; it reads ``STREAM_EN``.
+    """
+
+    def __init__(self, depth=512, lean=False, phase_bits=0):
+        self.depth = depth
+        self.lean = lean
+        self.phase_bits = phase_bits
+        n = N_INPUTS + 2
+        super().__init__({
+            "rise": In(n), "fall": In(n), "phase": In(data.ArrayLayout(2, n)),
+            "t": In(TIME_WIDTH), "clear": In(1),
+            "packets": Out(stream.Signature(TxPacket)),
+        }, registers=("EDGE_EN", "EVT_OVERFLOW", "EVT_RECORDS"), uses=("STREAM_EN",))
+
+    def elaborate(self, platform):
+        m = Module()
+        regs = self.regs
+        n = N_INPUTS + 2
+        edge_en, on = regs.EDGE_EN, regs.STREAM_EN[0]
+        valid = Signal(n)
+        codes = []
+        for i in range(n):
+            if i < N_INPUTS:
+                code, r_en, f_en = i, edge_en[i], edge_en[8 + i]
+            else:
+                code, r_en, f_en = STIM_INPUT[i - N_INPUTS], edge_en[16], edge_en[16]
+            codes.append(code)
+            m.d.comb += valid[i].eq(on & ((self.rise[i] & r_en) | (self.fall[i] & f_en)))
+        if self.lean:
+            m.submodules.groups = groups = EventGroups(
+                n, codes, self.depth, EventRecord, phase_bits=self.phase_bits)
+            m.d.comb += [
+                groups.valid.eq(valid),
+                groups.rising.eq(self.rise),
+                groups.phase.eq(self.phase),
+                groups.t.eq(self.t),
+                groups.clear.eq(self.clear),
+                regs.EVT_OVERFLOW.eq(groups.overflow),
+                regs.EVT_RECORDS.eq(groups.records),
+            ]
+            packet_from_stream(m, self.packets, PacketType.EVENT, EVENT, groups.out)
+        else:
+            m.submodules.merge = merge = RecordMerger(EventRecord, n)
+            for i in range(n):
+                m.d.comb += [
+                    merge.valid[i].eq(valid[i]),
+                    merge.payload[i].t.eq(self.t),
+                    merge.payload[i].input.eq(codes[i]),
+                    merge.payload[i].rising.eq(self.rise[i]),
+                ]
+            m.d.comb += merge.clear.eq(self.clear)
+            m.submodules.fifo = q = record_fifo(
+                m, merge, EventRecord, self.depth, self.clear,
+                regs.EVT_OVERFLOW, regs.EVT_RECORDS)
+            packet_from_fifo(m, self.packets, PacketType.EVENT, EVENT, q)
         return m

@@ -43,6 +43,8 @@ def _crc16():
 class PacketRx(wiring.Component):
     """Decodes SLIP-framed host packets and checks length, type and CRC.
 
+    All ports are in the ``sync`` domain.
+
     Members
     -------
     bytes_in : In(stream.Signature(8))
@@ -150,6 +152,8 @@ class PacketRx(wiring.Component):
 class CommandUnit(wiring.Component):
     """Executes register requests and queues their responses.
 
+    All ports are in the ``sync`` domain.
+
     Members
     -------
     cmd : In(stream.Signature(Command))
@@ -247,6 +251,14 @@ class StreamRoundRobin(wiring.Component):
     after it is taken from its input. Without, the output is the selected input
     (a wide multiplexer, no copy of the payload; for small FPGAs); the selection
     moves on when the selected input has nothing or its beat was taken.
+
+    All ports are in the ``sync`` domain.
+
+    Members
+    -------
+    i0 .. i{n-1} : In(stream.Signature(shape))
+        The inputs, served in turn from ``i0``.
+    out : Out(stream.Signature(shape))
     """
 
     def __init__(self, shape, n, out_reg=True):
@@ -289,6 +301,8 @@ class StreamRoundRobin(wiring.Component):
 class PacketTx(wiring.Component):
     """Frames packets: END, then type, sequence number, payload, CRC (SLIP-escaped),
     then END.
+
+    All ports are in the ``sync`` domain.
 
     Parameters
     ----------

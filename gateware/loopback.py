@@ -13,6 +13,8 @@ class LoopbackTarget(wiring.Component):
     Up to ``depth + 1`` edges may be in flight (a delay of up to ``depth / 2`` stimulus
     periods); edges beyond that are dropped and counted in ``lost``.
 
+    All ports are in the ``sync`` domain.
+
     Members
     -------
     stim : In(1)
@@ -95,6 +97,8 @@ class LoopbackDelayLine(wiring.Component):
     STIM0 is written to the RAM every cycle and read back ``delay`` cycles later. A
     delay above ``depth`` cannot be made: ``out`` then stays low (every pulse is
     missed, which the host sees) and ``too_long`` is high.
+
+    All ports are in the ``sync`` domain.
 
     Members
     -------

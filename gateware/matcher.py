@@ -1,28 +1,35 @@
 """Stimulus → response matching: one latency record per pulse and channel."""
 
 from amaranth import Cat, Module, Mux, Signal, signed
-from amaranth.lib import data, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ..records import LATENCY
 from .timebase import TIME_WIDTH
 
-__all__ = ["LatencyRecord", "LatencyMatcher"]
+__all__ = ["LatencyRecord", "LatencyMatcher", "matcher_signature"]
 
 
-class LatencyRecord(data.Struct):
-    """Wire layout of a LATENCY packet payload (19 bytes, little-endian fields).
+#: The LATENCY record, declared in :data:`rtrig.records.LATENCY` (19 bytes on the
+#: wire): ``latency`` is response rise minus stimulus rise, ``completion`` response
+#: fall minus stimulus rise, in ticks; both 0 when ``missed``.
+LatencyRecord = LATENCY.struct()
 
-    ``latency`` is response rise minus stimulus rise, ``completion`` response fall
-    minus stimulus rise, in ticks; both 0 when ``missed``.
-    """
-    pulse: 32
-    stim_t: TIME_WIDTH
-    channel: 4
-    _pad: 2
-    incomplete: 1
-    missed: 1
-    latency: 32
-    completion: 32
+
+
+
+def matcher_signature():
+    """The signature of every latency matcher (this one and
+    :class:`~rtrig.gateware.matcher_lean.LeanLatencyMatcher`): a rig picks either by
+    configuration and connects them alike. ``in_phase`` is used by the lean matcher's
+    multi-sample capture only."""
+    return wiring.Signature({
+        "enable": In(1), "clear": In(1),
+        "stim_rise": In(1), "in_rise": In(1), "in_fall": In(1), "in_phase": In(2),
+        "t": In(TIME_WIDTH), "pulse": In(32), "timeout": In(32),
+        "rec_a_valid": Out(1), "rec_a": Out(LatencyRecord),
+        "rec_b_valid": Out(1), "rec_b": Out(LatencyRecord),
+    })
 
 
 _IDLE, _WAIT_RISE, _WAIT_FALL = 0, 1, 2
@@ -40,6 +47,8 @@ class LatencyMatcher(wiring.Component):
     time are ordered: response fall (belongs to the older pulse), stimulus, response
     rise (belongs to the newer pulse). A response still high when the next pulse
     arrives keeps its pulse; the new pulse waits behind it.
+
+    All ports are in the ``sync`` domain.
 
     Parameters
     ----------
@@ -60,6 +69,8 @@ class LatencyMatcher(wiring.Component):
     pulse : In(32)
         Index of the stimulus pulse whose rising edge is flagged this cycle.
     timeout : In(32)
+    in_phase : In(2)
+        Not used (one sample per cycle): the signature is :func:`matcher_signature`.
     rec_a_valid, rec_b_valid : Out(1)
         One-cycle strobes; up to two records can complete in one cycle. A record
         appears three cycles after the edge that completes it (two with
@@ -85,13 +96,7 @@ class LatencyMatcher(wiring.Component):
     def __init__(self, channel, out_reg=True):
         self.channel = channel
         self.out_reg = out_reg
-        super().__init__({
-            "enable": In(1), "clear": In(1),
-            "stim_rise": In(1), "in_rise": In(1), "in_fall": In(1),
-            "t": In(TIME_WIDTH), "pulse": In(32), "timeout": In(32),
-            "rec_a_valid": Out(1), "rec_a": Out(LatencyRecord),
-            "rec_b_valid": Out(1), "rec_b": Out(LatencyRecord),
-        })
+        super().__init__(matcher_signature())
 
     def elaborate(self, platform):
         m = Module()

@@ -2,9 +2,8 @@
 
 from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
 
-from .matcher import LatencyRecord
+from .matcher import LatencyRecord, matcher_signature
 from .timebase import TIME_WIDTH
 
 __all__ = ["LeanLatencyMatcher"]
@@ -99,13 +98,7 @@ class LeanLatencyMatcher(wiring.Component):
             raise ValueError(f"step must be 1, 2 or 4, not {step!r}")
         self.channel = channel
         self.step = step
-        super().__init__({
-            "enable": In(1), "clear": In(1),
-            "stim_rise": In(1), "in_rise": In(1), "in_fall": In(1), "in_phase": In(2),
-            "t": In(TIME_WIDTH), "pulse": In(32), "timeout": In(32),
-            "rec_a_valid": Out(1), "rec_a": Out(LatencyRecord),
-            "rec_b_valid": Out(1), "rec_b": Out(LatencyRecord),
-        })
+        super().__init__(matcher_signature())
 
     def elaborate(self, platform):
         m = Module()

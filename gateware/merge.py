@@ -15,6 +15,8 @@ class RecordMerger(wiring.Component):
     records to ``out``. A record that finds its source's holding register still full
     is dropped and counted in ``overflow``: nothing is lost silently.
 
+    All ports are in the ``sync`` domain.
+
     Members
     -------
     valid : In(n)

@@ -20,6 +20,8 @@ class RegisterFile(wiring.Component):
     ``strobe[name]`` and ``wrote[name]`` pulse then, with the written value on
     ``w_value``.
 
+    All ports are in the ``sync`` domain.
+
     Members
     -------
     addr : In(16)

@@ -76,6 +76,8 @@ class SoCBus(wiring.Component):
 
     Everything the CPU sees except the CPU itself, so a testbench can drive the buses.
 
+    All ports are in the SoC's ``sync`` domain (``soc`` in the rig).
+
     Parameters
     ----------
     words : list of int

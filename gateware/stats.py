@@ -43,6 +43,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..protocol import N_LATENCY_CHANNELS
+from .heartbeat import HeartbeatWindows
 from .matcher import LatencyRecord
 
 __all__ = ["ChannelStats", "HeartbeatWindows", "Statistics", "STAT_WORDS", "StatFlags",
@@ -83,7 +84,9 @@ STAT_WORDS = {
     "underflow": (15, 2),     # latency < offset
     "overflow": (17, 2),      # latency >= offset + bins * 2**shift
     "drops": (19, 1),         # records offered but not accumulated (see ChannelStats)
-    "incomplete": (20, 1),    # answered, but no falling edge: no completion figure
+    # Reserved, reads 0: no record is incomplete (a matcher waits for the fall however
+    # long it takes); kept so that readers of the word map find it where it was.
+    "incomplete": (20, 1),
     "flags": (21, 1),         # StatFlags
 }
 N_STAT_WORDS = 22
@@ -125,7 +128,7 @@ class ChannelStats(wiring.Component):
     rec_a_valid, rec_b_valid : In(1)
         One-cycle record strobes (``sync`` domain).
     rec_a, rec_b : In(LatencyRecord)
-        ``latency`` and ``completion`` in ticks; ``missed``, ``incomplete`` flags.
+        ``latency`` and ``completion`` in ticks; the ``missed`` flag.
     bin_shift : In(5)
         Bin width is ``2**bin_shift`` ticks. Change only while no record is in flight.
     bin_offset : In(32)
@@ -147,7 +150,7 @@ class ChannelStats(wiring.Component):
         Minimum registers start at 0xFFFFFFFF, maximum registers at 0.
     lat_sum, comp_sum : Out(64)
     lat_sumsq : Out(96)
-    drops, incomplete : Out(32)
+    drops : Out(32)
     flags : Out(4)
         :class:`StatFlags`.
     """
@@ -171,7 +174,7 @@ class ChannelStats(wiring.Component):
             "lat_min": Out(32, init=0xFFFF_FFFF), "lat_max": Out(32),
             "comp_min": Out(32, init=0xFFFF_FFFF), "comp_max": Out(32),
             "lat_sum": Out(64), "comp_sum": Out(64), "lat_sumsq": Out(96),
-            "drops": Out(32), "incomplete": Out(32), "flags": Out(4),
+            "drops": Out(32), "flags": Out(4),
         })
 
     def elaborate(self, platform):
@@ -182,7 +185,6 @@ class ChannelStats(wiring.Component):
         class _Rec(data.Struct):
             latency: 32
             completion: 32
-            incomplete: 1
 
         in_v = [Signal(name="in_a_v"), Signal(name="in_b_v")]
         in_miss = [Signal(name="in_a_miss"), Signal(name="in_b_miss")]
@@ -194,7 +196,6 @@ class ChannelStats(wiring.Component):
                 in_miss[k].eq(rec.missed),
                 in_rec[k].latency.eq(rec.latency),
                 in_rec[k].completion.eq(rec.completion),
-                in_rec[k].incomplete.eq(rec.incomplete),
             ]
 
         ans = [Signal(name="ans_a"), Signal(name="ans_b")]
@@ -255,16 +256,13 @@ class ChannelStats(wiring.Component):
                 m.d.sync += self.lat_min.eq(a_lat)
             with m.If(a_lat > self.lat_max):
                 m.d.sync += self.lat_max.eq(a_lat)
-            with m.If(acc.incomplete):
-                m.d.sync += self.incomplete.eq(self.incomplete + 1)
-            with m.Else():
-                m.d.sync += self.comp_sum.eq(comp_sum_next[:64])
-                with m.If(comp_sum_next[64]):
-                    m.d.sync += flags[2].eq(1)
-                with m.If(a_comp < self.comp_min):
-                    m.d.sync += self.comp_min.eq(a_comp)
-                with m.If(a_comp > self.comp_max):
-                    m.d.sync += self.comp_max.eq(a_comp)
+            m.d.sync += self.comp_sum.eq(comp_sum_next[:64])
+            with m.If(comp_sum_next[64]):
+                m.d.sync += flags[2].eq(1)
+            with m.If(a_comp < self.comp_min):
+                m.d.sync += self.comp_min.eq(a_comp)
+            with m.If(a_comp > self.comp_max):
+                m.d.sync += self.comp_max.eq(a_comp)
 
         # Sum of squares: three 16x16 partial products are registered (stage 3), summed
         # into the square (stage 4: the outer two do not overlap, so one 64-bit adder
@@ -384,7 +382,7 @@ class ChannelStats(wiring.Component):
                 self.comp_min.eq(0xFFFF_FFFF), self.comp_max.eq(0),
                 self.lat_sum.eq(0), self.comp_sum.eq(0),
                 ss_lo.eq(0), ss_hi.eq(0), ss_carry.eq(0),
-                self.drops.eq(0), self.incomplete.eq(0), flags.eq(0),
+                self.drops.eq(0), flags.eq(0),
             ]
 
         # Scalar read window.
@@ -394,11 +392,13 @@ class ChannelStats(wiring.Component):
             "lat_sumsq": self.lat_sumsq, "comp_min": self.comp_min,
             "comp_max": self.comp_max, "comp_sum": self.comp_sum,
             "underflow": self.underflow, "overflow": self.overflow, "drops": self.drops,
-            "incomplete": self.incomplete, "flags": flags,
+            "flags": flags,
         }
         # Two registered levels: eight words per group, then the group.
         words = {}
         for name, (first, n) in STAT_WORDS.items():
+            if name not in values:
+                continue            # reserved: the mux's default, 0
             for i in range(n):
                 words[first + i] = values[name][32 * i:32 * (i + 1)]
         n_groups = (max(words) >> 3) + 1
@@ -422,86 +422,11 @@ class ChannelStats(wiring.Component):
         return m
 
 
-class HeartbeatWindows(wiring.Component):
-    """Heartbeat edges per window of ``window`` ticks.
-
-    Windows are back to back, ``window`` cycles each: ``[c0 + i*W, c0 + (i+1)*W)``,
-    where ``c0`` is the last cycle with ``clear``, the cycle the stimulus started
-    (``running`` rose) or the last cycle with ``window == 0`` (off; ``window`` is
-    registered, so it acts one cycle late). One cycle after a window ends its edge
-    count is in ``last``. A window that lay entirely inside one stimulus run
-    (``running`` high in each of its cycles) also updates ``min``, ``max`` and
-    ``windows``, one cycle after ``last``; so a load task starved by the stimulus
-    shows as ``min == 0``.
-
-    Members
-    -------
-    clear, edge, running : In(1)
-        ``edge``: one heartbeat edge (either direction) this cycle.
-    window : In(32)
-        Window length in ticks; 0 = off.
-    last : Out(32)
-        Edges in the last complete window.
-    min : Out(32, init=0xFFFFFFFF)
-        Fewest edges in a complete window during the stimulus (0xFFFFFFFF: none yet).
-    max : Out(32)
-    windows : Out(32)
-        Complete windows during the stimulus since ``clear``.
-    """
-
-    clear: In(1)
-    edge: In(1)
-    running: In(1)
-    window: In(32)
-    last: Out(32)
-    min: Out(32, init=0xFFFF_FFFF)
-    max: Out(32)
-    windows: Out(32)
-
-    def elaborate(self, platform):
-        m = Module()
-        # ``rem`` counts the window's remaining cycles down to -1 (the window ends when
-        # its sign bit is set: no 32-bit compare); "off" is registered.
-        rem, edges = Signal(33), Signal(32)
-        w_m2, w_off = Signal(33), Signal(init=1)
-        m.d.comb += w_m2.eq(self.window - 2)
-        m.d.sync += w_off.eq(self.window == 0)
-        in_run = Signal()           # running in every cycle of this window so far
-        was_running = Signal()
-        m.d.sync += was_running.eq(self.running)
-        started = Signal()
-        m.d.comb += started.eq(self.running & ~was_running)
-
-        # A complete window's count goes to ``last``; one cycle later (from flip-flops)
-        # into min, max and windows.
-        upd = Signal()
-        m.d.sync += upd.eq(0)
-        total = Signal(32)
-        m.d.comb += total.eq(edges + self.edge)
-        with m.If(self.clear | started | w_off):
-            m.d.sync += [rem.eq(w_m2), edges.eq(self.edge), in_run.eq(self.running)]
-        with m.Elif(rem[32]):
-            m.d.sync += [self.last.eq(edges), rem.eq(w_m2), edges.eq(self.edge),
-                         in_run.eq(self.running), upd.eq(in_run)]
-        with m.Else():
-            m.d.sync += [rem.eq(rem - 1), edges.eq(total)]
-            with m.If(~self.running):
-                m.d.sync += in_run.eq(0)
-        with m.If(upd):
-            m.d.sync += self.windows.eq(self.windows + 1)
-            with m.If(self.last < self.min):
-                m.d.sync += self.min.eq(self.last)
-            with m.If(self.last > self.max):
-                m.d.sync += self.max.eq(self.last)
-        with m.If(self.clear):
-            m.d.sync += [self.last.eq(0), self.min.eq(0xFFFF_FFFF), self.max.eq(0),
-                         self.windows.eq(0)]
-        return m
-
-
 class Statistics(wiring.Component):
     """Statistics of every latency channel behind two read windows, and heartbeat
     windows; the block :class:`~rtrig.gateware.top.Rig` instantiates.
+
+    All ports are in the ``sync`` domain.
 
     Members
     -------

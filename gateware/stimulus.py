@@ -4,7 +4,9 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["StimulusGenerator", "lfsr32_next"]
+from .feature import Feature
+
+__all__ = ["StimulusGenerator", "Stimulus", "lfsr32_next"]
 
 #: Galois LFSR x^32 + x^22 + x^2 + x + 1 (maximal length), shifted right.
 LFSR_TAPS = 0x80200003
@@ -158,4 +160,73 @@ class StimulusGenerator(wiring.Component):
         with m.If(self.running & ~issuing & ~self.stim0 & ~self.stim1 & ~o_pending
                   & ~(self.start)):
             m.d.sync += self.running.eq(0)
+        return m
+
+
+class Stimulus(Feature):
+    """The stimulus feature: STIM0/STIM1 and LOAD_EN, set through their registers.
+
+    Parameters
+    ----------
+    step : int
+        Ticks per clock cycle (1, 2 or 4): the tick settings are used in clock cycles
+        (divided by ``step``, rounded down); ``STIM_COUNT`` and ``STIM_SEED`` are not
+        times.
+    lean : bool
+        Use :class:`~rtrig.gateware.stimulus_lean.LeanStimulusGenerator` (area over
+        speed; the same pulse trains cycle for cycle and the same signature).
+
+    Members
+    -------
+    stim0, stim1, load_en : Out(1)
+        The rig → target outputs (``sync`` domain, registered).
+    running : Out(1)
+        The generator's ``running``.
+    start : Out(1)
+        One-cycle pulse: ``STIM_CTRL`` written with ``RUN`` set (the generator's
+        ``start``; it is ignored while running).
+    regs : Out(Signature)
+        ``STIM_CTRL`` .. ``STIM_STATUS``, ``LOAD_EN``.
+    """
+
+    def __init__(self, step=1, lean=False):
+        self.shift = step.bit_length() - 1
+        self.lean = lean
+        super().__init__(
+            {"stim0": Out(1), "stim1": Out(1), "load_en": Out(1), "running": Out(1),
+             "start": Out(1)},
+            registers=("STIM_CTRL", "STIM_PERIOD", "STIM_HIGH", "STIM_COUNT", "STIM_JITTER",
+                       "STIM1_OFFSET", "STIM_SEED", "STIM_PULSES", "STIM_STATUS", "LOAD_EN"),
+            write_strobes=("STIM_CTRL",))
+
+    def elaborate(self, platform):
+        m = Module()
+        regs, shift = self.regs, self.shift
+        if self.lean:
+            from .stimulus_lean import LeanStimulusGenerator
+            m.submodules.gen = gen = LeanStimulusGenerator()
+        else:
+            m.submodules.gen = gen = StimulusGenerator()
+        # Start/stop registered once more (off the write decode's path).
+        start, stop = Signal(), Signal()
+        m.d.sync += [start.eq(regs.STIM_CTRL_wrote & regs.w_value[0]),
+                     stop.eq(regs.STIM_CTRL_wrote & ~regs.w_value[0])]
+        m.d.comb += [
+            gen.period.eq(regs.STIM_PERIOD >> shift),
+            gen.high.eq(regs.STIM_HIGH >> shift),
+            gen.count.eq(regs.STIM_COUNT),
+            gen.jitter.eq(regs.STIM_JITTER >> shift),
+            gen.offset.eq(regs.STIM1_OFFSET >> shift),
+            gen.seed.eq(regs.STIM_SEED),
+            gen.stim1_en.eq(regs.STIM_CTRL[1]),
+            gen.start.eq(start),
+            gen.stop.eq(stop),
+            regs.STIM_PULSES.eq(gen.pulses),
+            regs.STIM_STATUS.eq(gen.running),
+            self.stim0.eq(gen.stim0),
+            self.stim1.eq(gen.stim1),
+            self.running.eq(gen.running),
+            self.start.eq(start),
+            self.load_en.eq(regs.LOAD_EN[0]),
+        ]
         return m

@@ -1,110 +1,48 @@
-"""The rig: every block of the instrument behind one host link.
+"""The rig: every feature of the instrument behind one host link.
 
 :class:`Rig` is the same design on an FPGA board (wrapped by a board top that adds
 pin buffers and a PLL) and in the simulation twin (converted to Verilog as it is).
+It lists the features (:mod:`rtrig.gateware.feature`), builds the register file from
+the registers they declare and connects them; each feature is a component of its own
+with its registers and streams.
 """
 
 import hashlib
 from pathlib import Path
 
-from amaranth import Cat, Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth import Cat, Module
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out, connect
 
-from ..protocol import N_INPUTS, N_LATENCY_CHANNELS, REGISTERS, STIM_INPUT, PacketType, Target
-from .capture import IN_DELAY, EdgeDetector
-from .link import CommandUnit, PacketRx, PacketTx, StreamRoundRobin, TxPacket
-from .loopback import LoopbackDelayLine, LoopbackTarget
-from .matcher import LatencyMatcher, LatencyRecord
-from .merge import RecordMerger
+from ..protocol import N_INPUTS, REGISTERS, Target
+from .capture import IN_DELAY, InputCapture
+from .control import RigControl
+from .events import EventRecord, RawEvents
+from .feature import connect_registers
+from .hostlink import HostLink
+from .latency import LatencyRecords
 from .registers import RegisterFile
-from .stimulus import StimulusGenerator
-from .timebase import TIME_WIDTH, Timebase
-from .uart import UARTRx, UARTTx
+from .stimulus import Stimulus
+from .targets import LOOP_LINE_DEPTH, SOC_OUTPUTS, Targets, TruthWireRecord
 
-__all__ = ["Rig", "EventRecord", "gateware_hash", "LOOP_LINE_DEPTH"]
-
-#: Clock cycles of the compact rig's loopback delay line (four iCE40 block RAMs).
-LOOP_LINE_DEPTH = 8192
-
-
-class EventRecord(data.Struct):
-    """Wire layout of an EVENT packet payload (7 bytes)."""
-    t: TIME_WIDTH
-    input: 4
-    _pad: 3
-    rising: 1
+__all__ = ["Rig", "EventRecord", "TruthWireRecord", "gateware_hash", "LOOP_LINE_DEPTH"]
 
 
 def gateware_hash():
-    """SHA-256 over the gateware sources and the protocol: identifies a build."""
-    h = hashlib.sha256()
+    """SHA-256 over the gateware sources, the protocol and the records: identifies a
+    build (register ``BUILD_HASH``).
+
+    The files are found through the imported modules, so an installed package hashes
+    what it runs; a source that cannot be read is an error, never skipped.
+    """
+    from .. import protocol, records
     here = Path(__file__).parent
-    for p in sorted(here.glob("*.py")) + [here.parent / "rtrig" / "protocol.py"]:
-        if p.exists():
-            h.update(p.name.encode())
-            h.update(p.read_bytes())
+    files = sorted(here.glob("*.py")) + [Path(protocol.__file__), Path(records.__file__)]
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode())
+        h.update(p.read_bytes())        # raises if a file is missing: never skipped
     return h.hexdigest()
-
-
-def _pkt(m, ptype, length, record, src):
-    """A TxPacket stream carrying ``record`` bits from FIFO ``src``."""
-    s = stream.Signature(TxPacket).create()
-    m.d.comb += [
-        s.valid.eq(src.r_rdy),
-        s.payload.type.eq(ptype),
-        s.payload.length.eq(length),
-        s.payload.payload.eq(record),
-        src.r_en.eq(s.ready),
-    ]
-    return s
-
-
-def _stream_pkt(m, ptype, length, src):
-    """A TxPacket stream carrying the records of stream ``src``."""
-    s = stream.Signature(TxPacket).create()
-    m.d.comb += [
-        s.valid.eq(src.valid),
-        s.payload.type.eq(ptype),
-        s.payload.length.eq(length),
-        s.payload.payload.eq(src.payload),
-        src.ready.eq(s.ready),
-    ]
-    return s
-
-
-def _space(m, f, ahead):
-    """A registered ``w_rdy`` for FIFO ``f``: room for ``ahead`` more records (the
-    records already on their way to it, plus one: the flag lags the level by one
-    cycle). Keeps the FIFO's level compare off the record mergers' paths."""
-    space = Signal()
-    m.d.sync += space.eq(f.w_level < f.depth - ahead)
-    return space
-
-
-def _record_fifo(m, merger, shape, depth, clear, overflow_reg, count_reg, in_reg=True):
-    """The FIFO behind a :class:`RecordMerger`: the merger's drops go to
-    ``overflow_reg``, records written since ``clear`` to ``count_reg``.
-
-    A record leaving the merger is registered once before it is written (the FIFO, in
-    block RAM, sits elsewhere on the chip than the merger), so up to two records are
-    on their way to the FIFO when the merger sees its space flag (``in_reg=False``:
-    written directly)."""
-    q = fifo.SyncFIFOBuffered(width=shape.as_shape().size, depth=depth + 1)
-    w_en, w_data = Signal(), Signal.like(q.w_data)
-    domain = m.d.sync if in_reg else m.d.comb
-    domain += [w_en.eq(merger.out.valid & merger.out.ready), w_data.eq(merger.out.payload)]
-    m.d.comb += [
-        q.w_data.eq(w_data),
-        q.w_en.eq(w_en),
-        merger.out.ready.eq(_space(m, q, 3)),
-        overflow_reg.eq(merger.overflow),
-    ]
-    with m.If(clear):
-        m.d.sync += count_reg.eq(0)
-    with m.Elif(q.w_en & q.w_rdy):
-        m.d.sync += count_reg.eq(count_reg + 1)
-    return q
 
 
 class Rig(wiring.Component):
@@ -206,363 +144,115 @@ class Rig(wiring.Component):
             members["ext_later"] = In(data.ArrayLayout(N_INPUTS, step - 1))
         if with_soc:
             # SoC debug outputs for the simulation harness (domain "soc"), see docs/soc.md.
-            members.update({
-                "soc_console_valid": Out(1), "soc_console_data": Out(8),
-                "soc_exit_valid": Out(1), "soc_exit_code": Out(32),
-                "soc_trace_valid": Out(1), "soc_trace_data": Out(32),
-                # Its GPIO outputs (ISR_OUT, APP_OUT, HEARTBEAT, MARKER0..2), domain
-                # "soc": what TARGET_SEL = SOC routes to the capture, for header pins.
-                "soc_gpio_out": Out(N_INPUTS),
-            })
+            # Its GPIO outputs (ISR_OUT, APP_OUT, HEARTBEAT, MARKER0..2), domain
+            # "soc": what TARGET_SEL = SOC routes to the capture, for header pins.
+            members.update({f"soc_{name}": Out(width) for name, width in SOC_OUTPUTS.items()})
         super().__init__(members)
 
-    def elaborate(self, platform):
-        m = Module()
-        divisor = self.clk_freq // self.baud
-
-        absent = []
-        if not self.with_model:
-            absent += [r.name for r in REGISTERS if r.name.startswith("MODEL_")]
-        if not self.with_stats:
-            absent += [r.name for r in REGISTERS if r.name.startswith(("STAT_", "HIST_", "HB_"))
-                       and r.name != "HB_COUNT"]
-        m.submodules.regs = regs = RegisterFile(absent=absent, read_pipeline=not self.compact)
-        rw, ro, strobe = regs.rw, regs.ro, regs.strobe
-        # CLEAR reaches nearly every block: registered, so its wide fan-out starts at a
-        # flip-flop (the clear lands one cycle after the write).
-        clear = Signal()
-        m.d.sync += clear.eq(strobe["CLEAR"])
-
+    def features(self):
+        """The rig's features, by submodule name, as this configuration builds them
+        (a :class:`~rtrig.gateware.feature.Feature` each)."""
+        step, lean = self.step, self.compact
         caps = 1 << Target.EXTERNAL | 1 << Target.LOOPBACK
         if self.with_model:
             caps |= 1 << Target.MODEL
-        step = self.step
-        shift = step.bit_length() - 1        # settings in ticks → clock cycles
+        if self.with_soc:
+            caps |= 1 << Target.SOC
+        divisor = self.clk_freq // self.baud
+        f = {
+            "control": RigControl(
+                build_hash=int(gateware_hash()[:8], 16), tick_hz=self.clk_freq * step,
+                baud=self.clk_freq // divisor, board=self.board, caps=caps,
+                in_delay=(IN_DELAY + self.pin_latency) * step, step=step),
+            "stim": Stimulus(step, lean=lean),
+            "targets": Targets(step=step, pin_latency=self.pin_latency, lean=lean,
+                               loop_depth=self.loop_depth, with_model=self.with_model,
+                               truth_depth=self.fifo_depth, with_soc=self.with_soc,
+                               soc_firmware=self.soc_firmware),
+            "capture": InputCapture(step, self.pin_latency),
+            "events": RawEvents(self.fifo_depth, lean=lean, phase_bits=step.bit_length() - 1),
+            "latency": LatencyRecords(self.fifo_depth, step, lean=lean,
+                                      with_statistics=self.with_stats),
+        }
+        if self.with_stats:
+            from .statistics import OnChipStatistics
+            f["stats"] = OnChipStatistics(step)
+        f["link"] = HostLink(divisor, 3 if self.with_model else 2, lean=lean)
+        return f
 
-        def cycles(value):
-            return value >> shift
+    def elaborate(self, platform):
+        m = Module()
+        f = self.features()
+        owned = [name for feature in f.values() for name in feature.registers]
+        if len(owned) != len(set(owned)):
+            raise ValueError("a register is declared by two features")
+        # Registers of features not built in read their map value; writes are ignored.
+        absent = [r.name for r in REGISTERS if r.name not in owned]
+        m.submodules.regs = regs = RegisterFile(absent=absent, read_pipeline=not self.compact)
+        for name, feature in f.items():
+            m.submodules[name] = feature
+            connect_registers(m, regs, feature)
 
+        control, stim, targets = f["control"], f["stim"], f["targets"]
+        capture, events, latency, link = f["capture"], f["events"], f["latency"], f["link"]
+        clear = control.clear
         m.d.comb += [
-            ro["BUILD_HASH"].eq(int(gateware_hash()[:8], 16)),
-            ro["TICK_HZ"].eq(self.clk_freq * step),
-            ro["BAUD"].eq(self.clk_freq // divisor),
-            ro["BOARD"].eq(self.board),
-            ro["CAPS"].eq(caps),
-            ro["IN_DELAY"].eq((IN_DELAY + self.pin_latency) * step),
-            ro["STIM_STEP"].eq(step),
-        ]
-
-        # Timebase
-        m.submodules.timebase = tb = Timebase(step)
-        m.d.comb += [
-            tb.latch.eq(regs.read_strobe["TIME_LO"]),
-            ro["TIME_LO"].eq(tb.now[:32]),
-            ro["TIME_HI"].eq(tb.latched_hi),
-        ]
-
-        # Stimulus
-        if self.compact:
-            from .stimulus_lean import LeanStimulusGenerator
-            m.submodules.stim = stim = LeanStimulusGenerator()
-        else:
-            m.submodules.stim = stim = StimulusGenerator()
-        ctrl_write = regs.wrote["STIM_CTRL"]
-        # Start/stop registered once more (off the write decode's path).
-        stim_start, stim_stop = Signal(), Signal()
-        m.d.sync += [stim_start.eq(ctrl_write & regs.w_value[0]),
-                     stim_stop.eq(ctrl_write & ~regs.w_value[0])]
-        m.d.comb += [
-            stim.period.eq(cycles(rw["STIM_PERIOD"])),
-            stim.high.eq(cycles(rw["STIM_HIGH"])),
-            stim.count.eq(rw["STIM_COUNT"]),
-            stim.jitter.eq(cycles(rw["STIM_JITTER"])),
-            stim.offset.eq(cycles(rw["STIM1_OFFSET"])),
-            stim.seed.eq(rw["STIM_SEED"]),
-            stim.stim1_en.eq(rw["STIM_CTRL"][1]),
-            stim.start.eq(stim_start),
-            stim.stop.eq(stim_stop),
-            ro["STIM_PULSES"].eq(stim.pulses),
-            ro["STIM_STATUS"].eq(stim.running),
             self.stim0.eq(stim.stim0),
             self.stim1.eq(stim.stim1),
-            self.load_en.eq(rw["LOAD_EN"][0]),
+            self.load_en.eq(stim.load_en),
+            # Targets → capture.
+            targets.stim0.eq(stim.stim0),
+            targets.load_en.eq(stim.load_en),
+            targets.ext_inputs.eq(self.ext_inputs),
+            capture.pins.eq(targets.pins),
+            capture.pins_later.eq(targets.pins_later),
+            capture.stim.eq(Cat(stim.stim0, stim.stim1)),
+            capture.now.eq(control.now),
+            capture.clear.eq(clear),
         ]
-
-        # Targets
-        if self.compact:
-            m.submodules.loopback = loop = LoopbackDelayLine(LOOP_LINE_DEPTH)
-        else:
-            m.submodules.loopback = loop = LoopbackTarget(self.loop_depth)
-        m.d.comb += [loop.stim.eq(stim.stim0), loop.delay.eq(cycles(rw["LOOP_DELAY"]))]
-        # ``target_pins``: what the capture sees. The internal targets change at clock
-        # edges (phase 0); they are delayed as the external pins are outside the Rig.
-        target_pins = Signal(N_INPUTS)
-        internal = Signal(N_INPUTS)
-        sel = rw["TARGET_SEL"]
-        truth_src = None
-        with m.Switch(sel):
-            with m.Case(Target.LOOPBACK):
-                m.d.comb += internal.eq(loop.out)
-            if self.with_model:
-                from .model import ModelTarget
-                m.submodules.model = model = ModelTarget()
-                params = {
-                    "isr_entry": "MODEL_ISR_ENTRY", "isr_jitter": "MODEL_ISR_JITTER",
-                    "isr_service": "MODEL_ISR_SERVICE", "app_wake": "MODEL_APP_WAKE",
-                    "app_service": "MODEL_APP_SERVICE", "load_quantum": "MODEL_LOAD_QUANTUM",
-                    "heartbeat_work": "MODEL_HB_WORK", "tick_period": "MODEL_TICK_PERIOD",
-                    "tick_service": "MODEL_TICK_SERVICE", "seed": "MODEL_SEED",
-                }
-                for port, reg in params.items():
-                    value = rw[reg] if port == "seed" else cycles(rw[reg])
-                    m.d.comb += getattr(model, port).eq(value)
-                # Registered: the reset fans out over the whole model.
-                model_reset = Signal(init=1)
-                m.d.sync += model_reset.eq(rw["MODEL_CTRL"][0] | (sel != Target.MODEL))
-                m.d.comb += [
-                    model.irq.eq(stim.stim0),
-                    model.load_en.eq(rw["LOAD_EN"][0]),
-                    model.reset.eq(model_reset),
-                    model.app_enable.eq(rw["MODEL_CTRL"][1]),
-                    ro["TRUTH_OVERFLOW"].eq(model.truth_overflow),
-                ]
-                with m.Case(Target.MODEL):
-                    m.d.comb += internal.eq(Cat(model.isr_out, model.app_out,
-                                                model.heartbeat))
-                truth_src = model.truth
-        internal_d = internal
-        for k in range(self.pin_latency):
-            d = Signal(N_INPUTS, name=f"internal_d{k}")
-            m.d.sync += d.eq(internal_d)
-            internal_d = d
-        is_ext = Signal()
-        m.d.comb += is_ext.eq(~sel.matches(Target.LOOPBACK, *((Target.MODEL,) if self.with_model else ())))
-        m.d.comb += target_pins.eq(Mux(is_ext, self.ext_inputs, internal_d))
-
-        # ---- reference SoC target (gateware/soc.py, docs/soc.md) -------------------------
-        # The SoC runs in its own clock domain "soc" (50 MHz; the board or the simulation
-        # harness supplies it), free-running like a real board: TARGET_SEL only routes its
-        # pins. STIM0 → IRQ and LOAD_EN → GPIO input 0 are synchronised inside the SoC; its
-        # GPIO outputs enter the capture synchroniser like external pins.
-        if self.with_soc:
-            from amaranth.hdl import DomainRenamer
-
-            from .soc import SoC
-            m.submodules.soc = soc = DomainRenamer("soc")(SoC(self.soc_firmware))
+        if self.step > 1:
+            m.d.comb += targets.ext_later.eq(self.ext_later)
+        # Capture → raw events and latency records.
+        for consumer in (events, latency):
             m.d.comb += [
-                soc.irq.eq(stim.stim0),
-                soc.gpio_in.eq(rw["LOAD_EN"][0]),
-                ro["CAPS"].eq(caps | 1 << Target.SOC),
+                consumer.rise.eq(capture.rise),
+                consumer.fall.eq(capture.fall),
+                consumer.phase.eq(capture.phase),
+                consumer.t.eq(capture.t),
+                consumer.clear.eq(clear),
             ]
-            for name in ("console_valid", "console_data", "exit_valid", "exit_code",
-                         "trace_valid", "trace_data", "gpio_out"):
-                m.d.comb += getattr(self, f"soc_{name}").eq(getattr(soc, name))
-            with m.If(sel == Target.SOC):
-                m.d.comb += target_pins.eq(soc.gpio_out)
-        # ---- end of reference SoC target ---------------------------------------------------
-
-        # Capture
-        m.submodules.edges = edges = EdgeDetector(N_INPUTS, step, self.pin_latency)
-        for j in range(step - 1):
-            m.d.comb += edges.pins_later[j].eq(Mux(is_ext, self.ext_later[j], internal_d))
-        m.d.comb += [edges.pins.eq(target_pins),
-                     edges.stim.eq(Cat(stim.stim0, stim.stim1)),
-                     edges.now.eq(tb.now), edges.clear.eq(clear),
-                     ro["IN_GLITCHES"].eq(edges.glitches)]
-        stim0_bit = N_INPUTS
-
-        # Heartbeat edges
-        hb = ro["HB_COUNT"]
-        with m.If(clear):
-            m.d.sync += hb.eq(0)
-        with m.Elif(edges.rise[2] | edges.fall[2]):
-            m.d.sync += hb.eq(hb + 1)
-
-        # Raw events
-        n_ev = N_INPUTS + 2
-        edge_en = rw["EDGE_EN"]
-        events_on = rw["STREAM_EN"][0]
-        ev_valid = Signal(n_ev)
-        codes = []
-        for i in range(n_ev):
-            if i < N_INPUTS:
-                code, r_en, f_en = i, edge_en[i], edge_en[8 + i]
-            else:
-                code, r_en, f_en = STIM_INPUT[i - N_INPUTS], edge_en[16], edge_en[16]
-            codes.append(code)
-            m.d.comb += ev_valid[i].eq(
-                events_on & ((edges.rise[i] & r_en) | (edges.fall[i] & f_en)))
-        if self.compact:
-            from .events import EventGroups
-            m.submodules.ev_groups = ev_groups = EventGroups(
-                n_ev, codes, self.fifo_depth, EventRecord, phase_bits=shift)
-            m.d.comb += [
-                ev_groups.valid.eq(ev_valid),
-                ev_groups.rising.eq(edges.rise),
-                ev_groups.phase.eq(edges.phase),
-                ev_groups.t.eq(edges.t),
-                ev_groups.clear.eq(clear),
-                ro["EVT_OVERFLOW"].eq(ev_groups.overflow),
-                ro["EVT_RECORDS"].eq(ev_groups.records),
-            ]
-            ev_source = _stream_pkt(m, PacketType.EVENT, 7, ev_groups.out)
-        else:
-            m.submodules.ev_merge = ev_merge = RecordMerger(EventRecord, n_ev)
-            for i in range(n_ev):
-                m.d.comb += [
-                    ev_merge.valid[i].eq(ev_valid[i]),
-                    ev_merge.payload[i].t.eq(edges.t),
-                    ev_merge.payload[i].input.eq(codes[i]),
-                    ev_merge.payload[i].rising.eq(edges.rise[i]),
-                ]
-            m.d.comb += ev_merge.clear.eq(clear)
-            m.submodules.ev_fifo = ev_fifo = _record_fifo(
-                m, ev_merge, EventRecord, self.fifo_depth, clear,
-                ro["EVT_OVERFLOW"], ro["EVT_RECORDS"])
-            ev_source = _pkt(m, PacketType.EVENT, 7, ev_fifo.r_data, ev_fifo)
-
-        # Latency matching
-        pulse_idx = Signal(32)
-        with m.If(clear | (stim_start & ~stim.running)):
-            m.d.sync += pulse_idx.eq(0)
-        with m.Elif(edges.rise[stim0_bit]):
-            m.d.sync += pulse_idx.eq(pulse_idx + 1)
-        m.submodules.lat_merge = lat_merge = RecordMerger(LatencyRecord, 2 * N_LATENCY_CHANNELS)
-        lat_on = rw["STREAM_EN"][1]
-        for ch in range(N_LATENCY_CHANNELS):
-            if self.compact:
-                from .matcher_lean import LeanLatencyMatcher
-                mt = LeanLatencyMatcher(ch, step=step)
-                m.d.comb += mt.in_phase.eq(edges.phase[ch])
-            else:
-                mt = LatencyMatcher(ch)
-            m.submodules[f"match{ch}"] = mt
-            m.d.comb += [
-                mt.enable.eq(lat_on & rw["LAT_CH_EN"][ch]),
-                mt.clear.eq(clear),
-                mt.stim_rise.eq(edges.rise[stim0_bit]),
-                mt.in_rise.eq(edges.rise[ch]),
-                mt.in_fall.eq(edges.fall[ch]),
-                mt.t.eq(edges.t),
-                mt.pulse.eq(pulse_idx),
-                mt.timeout.eq(rw["LAT_TIMEOUT"]),
-                lat_merge.valid[2 * ch].eq(mt.rec_a_valid),
-                lat_merge.payload[2 * ch].eq(mt.rec_a),
-                lat_merge.valid[2 * ch + 1].eq(mt.rec_b_valid),
-                lat_merge.payload[2 * ch + 1].eq(mt.rec_b),
-            ]
-        m.d.comb += lat_merge.clear.eq(clear)
-        m.submodules.lat_fifo = lat_fifo = _record_fifo(
-            m, lat_merge, LatencyRecord, self.fifo_depth, clear,
-            ro["LAT_OVERFLOW"], ro["LAT_RECORDS"], in_reg=not self.compact)
-
-        # ---- On-chip statistics (gateware/stats.py, docs/statistics.md) ---------------
-        # With STAT_CTRL bit 0 set, the matchers of the LAT_CH_EN channels run even while
-        # the LATENCY stream is off, and their records reach the stream only while it is
-        # on. These assignments override the matcher enables and merger strobes made
-        # above (last assignment wins); with STAT_CTRL = 0 the rig behaves as before.
+        m.d.comb += [latency.start.eq(stim.start), latency.running.eq(stim.running)]
         if self.with_stats:
-            from .stats import Statistics
-            m.submodules.stats = stats = Statistics()
-            stat_on = rw["STAT_CTRL"][0]
-            for ch in range(N_LATENCY_CHANNELS):
-                mt = m.submodules[f"match{ch}"]
-                m.d.comb += [
-                    mt.enable.eq((lat_on | stat_on) & rw["LAT_CH_EN"][ch]),
-                    lat_merge.valid[2 * ch].eq(mt.rec_a_valid & lat_on),
-                    lat_merge.valid[2 * ch + 1].eq(mt.rec_b_valid & lat_on),
-                    stats.rec_a_valid[ch].eq(mt.rec_a_valid),
-                    stats.rec_a[ch].eq(mt.rec_a),
-                    stats.rec_b_valid[ch].eq(mt.rec_b_valid),
-                    stats.rec_b[ch].eq(mt.rec_b),
-                ]
+            stats = f["stats"]
             m.d.comb += [
-                stats.enable.eq(stat_on),
+                latency.stat_on.eq(stats.stat_on),
+                stats.rec_a_valid.eq(latency.rec_a_valid),
+                stats.rec_a.eq(latency.rec_a),
+                stats.rec_b_valid.eq(latency.rec_b_valid),
+                stats.rec_b.eq(latency.rec_b),
                 stats.clear.eq(clear),
-                stats.bin_shift.eq(rw["STAT_BIN_SHIFT"]),
-                stats.bin_offset.eq(rw["STAT_BIN_OFFSET"]),
-                stats.stat_sel_we.eq(strobe["STAT_SEL"]),
-                stats.hist_sel_we.eq(strobe["HIST_SEL"]),
-                stats.sel_data.eq(regs.w_value),
-                stats.stat_rd.eq(regs.read_strobe["STAT_DATA"]),
-                stats.hist_rd.eq(regs.read_strobe["HIST_DATA"]),
-                ro["STAT_INFO"].eq(stats.info),
-                ro["STAT_STATUS"].eq(stats.status),
-                ro["STAT_DROPS"].eq(stats.drops),
-                ro["STAT_DATA"].eq(stats.stat_data),
-                ro["HIST_DATA"].eq(stats.hist_data),
-                stats.hb_edge.eq(edges.rise[2] | edges.fall[2]),
+                stats.hb_edge.eq(capture.hb_edge),
                 stats.running.eq(stim.running),
-                stats.hb_window.eq(cycles(rw["HB_WINDOW"])),
-                ro["HB_LAST"].eq(stats.hb_last),
-                ro["HB_MIN"].eq(stats.hb_min),
-                ro["HB_MAX"].eq(stats.hb_max),
-                ro["HB_WINDOWS"].eq(stats.hb_windows),
             ]
-        # ---- end of on-chip statistics ---------------------------------------------------
+        if self.with_soc:
+            for name in SOC_OUTPUTS:
+                m.d.comb += getattr(self, f"soc_{name}").eq(getattr(targets, f"soc_{name}"))
 
-        # Host link
-        rx_errors = Signal(32)
-        m.submodules.rx = rx = UARTRx(divisor)
-        if self.compact:
-            rx_fifo = fifo.SyncFIFOBuffered(width=8, depth=513)
-        else:
-            rx_fifo = fifo.SyncFIFO(width=8, depth=16)
-        m.submodules.rx_fifo = rx_fifo
-        m.submodules.prx = prx = PacketRx()
-        m.submodules.cmdu = cmdu = CommandUnit(hold=self.compact)
+        # The host link: the register bus and the packet streams, in this order after
+        # the command responses.
         m.d.comb += [
-            rx.rx.eq(self.uart_rx),
-            rx.clear.eq(clear),
-            rx_fifo.w_data.eq(rx.data.payload),
-            rx_fifo.w_en.eq(rx.data.valid),
-            rx.data.ready.eq(rx_fifo.w_rdy),
-            prx.bytes_in.payload.eq(rx_fifo.r_data),
-            prx.bytes_in.valid.eq(rx_fifo.r_rdy),
-            rx_fifo.r_en.eq(prx.bytes_in.ready),
-            prx.clear.eq(clear),
-            ro["RX_ERRORS"].eq(rx_errors),
-            regs.addr.eq(cmdu.addr),
-            regs.w_en.eq(cmdu.w_en),
-            regs.w_data.eq(cmdu.w_data),
-            regs.r_en.eq(cmdu.r_en),
-            cmdu.r_data.eq(regs.r_data),
+            link.uart_rx.eq(self.uart_rx),
+            self.uart_tx.eq(link.uart_tx),
+            link.clear.eq(clear),
+            regs.addr.eq(link.addr),
+            regs.w_en.eq(link.w_en),
+            regs.w_data.eq(link.w_data),
+            regs.r_en.eq(link.r_en),
+            link.r_data.eq(regs.r_data),
         ]
-        connect(m, prx.cmd, cmdu.cmd)
-        if self.compact:
-            # One counter for both kinds (the blocks' own counters are then unused).
-            with m.If(clear):
-                m.d.sync += rx_errors.eq(0)
-            with m.Else():
-                m.d.sync += rx_errors.eq(rx_errors + prx.error + rx.error)
-        else:
-            m.d.sync += rx_errors.eq(prx.errors + rx.errors)
-
-        sources = [
-            cmdu.resp,
-            _pkt(m, PacketType.LATENCY, 19, lat_fifo.r_data, lat_fifo),
-            ev_source,
-        ]
-        if truth_src is not None:
-            m.submodules.truth_fifo = truth_fifo = fifo.SyncFIFOBuffered(
-                width=104, depth=self.fifo_depth + 1)
-            tp = truth_src.payload
-            m.d.comb += [
-                truth_fifo.w_data.eq(Cat(tp.pulse, tp.channel, Signal(5), tp.missed,
-                                         (tp.latency << shift)[:32],
-                                         (tp.completion << shift)[:32])),
-                truth_fifo.w_en.eq(truth_src.valid & rw["STREAM_EN"][2]),
-                truth_src.ready.eq(truth_fifo.w_rdy | ~rw["STREAM_EN"][2]),
-            ]
-            sources.append(_pkt(m, PacketType.TRUTH, 13, truth_fifo.r_data, truth_fifo))
-
-        m.submodules.arb = arb = StreamRoundRobin(TxPacket, len(sources),
-                                                   out_reg=not self.compact)
-        for k, s in enumerate(sources):
-            connect(m, s, getattr(arb, f"i{k}"))
-        m.submodules.ptx = ptx = PacketTx(hold=self.compact)
-        m.submodules.tx = tx = UARTTx(divisor)
-        connect(m, arb.out, ptx.pkt)
-        connect(m, ptx.bytes_out, tx.data)
-        m.d.comb += self.uart_tx.eq(tx.tx)
+        streams = [latency.packets, events.packets]
+        if self.with_model:
+            streams.append(targets.truth)
+        for k, s in enumerate(streams):
+            connect(m, s, getattr(link, f"s{k}"))
         return m

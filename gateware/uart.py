@@ -10,6 +10,8 @@ __all__ = ["UARTTx", "UARTRx"]
 class UARTTx(wiring.Component):
     """8N1 transmitter.
 
+    All ports are in the ``sync`` domain.
+
     Parameters
     ----------
     divisor : int

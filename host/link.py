@@ -11,7 +11,9 @@ import numpy as np
 import serial
 
 from ..errors import LinkError, NotARigError
-from ..protocol import RIG_ID, PacketType, Reg, SlipDecoder, frame
+from ..framing import SlipDecoder, frame
+from ..protocol import RIG_ID, ChanFlags, PacketType, Reg
+from ..records import EVENT, EVENT_DTYPE, LATENCY, LATENCY_DTYPE, RECORDS, TRUTH, TRUTH_DTYPE
 
 __all__ = ["RigLink", "LossCounter", "LINK_COUNTERS", "WIRE_LATENCY", "WIRE_EVENT",
            "WIRE_TRUTH", "decode_latency", "decode_events", "decode_truth"]
@@ -44,55 +46,51 @@ LINK_COUNTERS = {
                    "records the on-chip statistics did not accumulate (STAT_DROPS)"),
 }
 
-#: Wire layouts of the stream payloads (packed, little-endian; see rtrig.protocol).
-WIRE_LATENCY = np.dtype({
-    "names": ["pulse", "t_lo", "t_hi", "chan", "latency", "completion"],
-    "formats": ["<u4", "<u4", "<u2", "u1", "<u4", "<u4"],
-    "offsets": [0, 4, 8, 10, 11, 15], "itemsize": 19})
-WIRE_EVENT = np.dtype({
-    "names": ["t_lo", "t_hi", "code"], "formats": ["<u4", "<u2", "u1"],
-    "offsets": [0, 4, 6], "itemsize": 7})
-WIRE_TRUTH = np.dtype({
-    "names": ["pulse", "chan", "latency", "completion"],
-    "formats": ["<u4", "u1", "<u4", "<u4"], "offsets": [0, 4, 5, 9], "itemsize": 13})
+#: Wire layouts of the stream payloads (packed, little-endian), derived from the
+#: records' one declaration in :mod:`rtrig.records`.
+WIRE_LATENCY = LATENCY.wire_dtype()
+WIRE_EVENT = EVENT.wire_dtype()
+WIRE_TRUTH = TRUTH.wire_dtype()
+#: Bits of the channel byte that are flags (:class:`rtrig.protocol.ChanFlags`).
+_FLAG_BITS = 0xFF & ~ChanFlags.CHANNEL_MASK
 
 
 def decode_latency(raw: bytes):
-    from ..protocol import LATENCY_DTYPE
     w = np.frombuffer(raw, dtype=WIRE_LATENCY)
     out = np.empty(len(w), dtype=LATENCY_DTYPE)
-    out["pulse"] = w["pulse"]
-    out["stim_t"] = w["t_lo"].astype(np.uint64) | (w["t_hi"].astype(np.uint64) << 32)
-    out["channel"] = w["chan"] & 0x0F
-    out["flags"] = w["chan"] & 0xF0
-    out["latency"] = w["latency"]
-    out["completion"] = w["completion"]
+    out["pulse"] = LATENCY.unpack(w, "pulse")
+    out["stim_t"] = LATENCY.unpack(w, "stim_t")
+    out["channel"] = LATENCY.unpack(w, "channel")
+    out["flags"] = LATENCY.byte(w, "channel") & _FLAG_BITS
+    out["latency"] = LATENCY.unpack(w, "latency")
+    out["completion"] = LATENCY.unpack(w, "completion")
     return out
 
 
 def decode_events(raw: bytes):
-    from ..protocol import EVENT_DTYPE
     w = np.frombuffer(raw, dtype=WIRE_EVENT)
     out = np.empty(len(w), dtype=EVENT_DTYPE)
-    out["t"] = w["t_lo"].astype(np.uint64) | (w["t_hi"].astype(np.uint64) << 32)
-    out["input"] = w["code"] & 0x0F
-    out["rising"] = w["code"] >> 7
+    out["t"] = EVENT.unpack(w, "t")
+    out["input"] = EVENT.unpack(w, "input")
+    out["rising"] = EVENT.unpack(w, "rising")
     return out
 
 
 def decode_truth(raw: bytes):
-    from ..protocol import TRUTH_DTYPE
     w = np.frombuffer(raw, dtype=WIRE_TRUTH)
     out = np.empty(len(w), dtype=TRUTH_DTYPE)
-    out["pulse"] = w["pulse"]
-    out["channel"] = w["chan"] & 0x0F
-    out["flags"] = w["chan"] & 0xF0
-    out["latency"] = w["latency"]
-    out["completion"] = w["completion"]
+    out["pulse"] = TRUTH.unpack(w, "pulse")
+    out["channel"] = TRUTH.unpack(w, "channel")
+    out["flags"] = TRUTH.byte(w, "channel") & _FLAG_BITS
+    out["latency"] = TRUTH.unpack(w, "latency")
+    out["completion"] = TRUTH.unpack(w, "completion")
     return out
 
 
-_STREAMS = {PacketType.LATENCY: 19, PacketType.EVENT: 7, PacketType.TRUTH: 13}
+#: Payload bytes of each stream packet type.
+_STREAMS = {PacketType[name]: record.payload_len for name, record in RECORDS.items()}
+#: Offset of the LATENCY payload's channel byte (the loss counter reads it raw).
+_CHAN_BYTE = WIRE_LATENCY.fields["channel"][1]
 
 
 def payload_bytes(stream):
@@ -357,7 +355,8 @@ class RigLink:
         record = ptype == PacketType.LATENCY and len(payload) == _STREAMS[ptype]
         gap = 0 if self._rx_seq is None else (seq - self._rx_seq) & 0xFF
         if record:
-            chan, pulse = payload[10] & 0x0F, int.from_bytes(payload[:4], "little")
+            chan = payload[_CHAN_BYTE] & ChanFlags.CHANNEL_MASK
+            pulse = int.from_bytes(payload[:4], "little")
             if loss.is_duplicate(chan, pulse):
                 loss.duplicates += 1
                 if gap == 0:                # sent again as a new packet, not a copy

@@ -24,6 +24,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from ..protocol import MODEL_PARAM_REGS
+
 __all__ = [
     "TICK_NS",
     "ModelParams",
@@ -112,17 +114,16 @@ class ModelParams:
         return d
 
     def gateware_ports(self) -> dict:
-        """Port name → value for ``ModelTarget`` (``app`` becomes ``app_enable``)."""
-        d = {k: getattr(self, k) for k in _DURATIONS}
+        """Port name → value for ``ModelTarget`` (``app`` becomes ``app_enable``); the
+        ports are those of :data:`rtrig.protocol.MODEL_PARAM_REGS`, the one mapping of
+        model parameters to ports and registers."""
+        d = {port: getattr(self, port) for port in MODEL_PARAM_REGS}
         d["app_enable"] = int(self.app)
-        d["seed"] = self.seed
         return d
 
 
-_DURATIONS = (
-    "isr_entry", "isr_jitter", "isr_service", "app_wake", "app_service",
-    "load_quantum", "heartbeat_work", "tick_period", "tick_service",
-)
+#: The parameters counted in ticks (all but the seed).
+_DURATIONS = tuple(p for p in MODEL_PARAM_REGS if p != "seed")
 
 
 @dataclass

@@ -18,6 +18,7 @@ import time
 from ..errors import LinkError, UsageError
 from ..protocol import (
     GATEWARE_VERSION,
+    MODEL_PARAM_REGS,
     REGISTER_BY_ADDR,
     PacketType,
     Reg,
@@ -35,14 +36,9 @@ TARGETS = {"external": Target.EXTERNAL, "loopback": Target.LOOPBACK, "model": Ta
            "soc": Target.SOC}
 #: Response channel names → latency channel number.
 CHANNELS = {"isr": 0, "app": 1}
-#: Model target parameters (``ModelParams`` fields, in ticks) → their registers.
-MODEL_REGS = {
-    "isr_entry": Reg.MODEL_ISR_ENTRY, "isr_jitter": Reg.MODEL_ISR_JITTER,
-    "isr_service": Reg.MODEL_ISR_SERVICE, "app_wake": Reg.MODEL_APP_WAKE,
-    "app_service": Reg.MODEL_APP_SERVICE, "load_quantum": Reg.MODEL_LOAD_QUANTUM,
-    "heartbeat_work": Reg.MODEL_HB_WORK, "tick_period": Reg.MODEL_TICK_PERIOD,
-    "tick_service": Reg.MODEL_TICK_SERVICE, "seed": Reg.MODEL_SEED,
-}
+#: Model target parameters (``ModelParams`` fields, in ticks) → their registers (the
+#: one mapping, :data:`rtrig.protocol.MODEL_PARAM_REGS`).
+MODEL_REGS = {name: Reg[reg] for name, reg in MODEL_PARAM_REGS.items()}
 
 #: Rig ticks waited beyond the response timeout after the last pulse before a run's
 #: records and counters are taken as final (the matcher, merger and statistics

@@ -23,14 +23,14 @@ any lost packet from a gap. Multi-byte payload fields are little-endian.
 import enum
 from dataclasses import dataclass
 
-import numpy as np
+from .records import EVENT_DTYPE, LATENCY_DTYPE, RECORDS, TRUTH_DTYPE
 
 __all__ = [
     "SLIP_END", "SLIP_ESC", "SLIP_ESC_END", "SLIP_ESC_ESC",
     "PacketType", "Reg", "REGISTERS", "RegisterInfo",
     "RIG_ID", "GATEWARE_VERSION", "Input", "Target", "StreamEnable", "StimCtrl",
     "ChanFlags", "EVENT_DTYPE", "LATENCY_DTYPE", "TRUTH_DTYPE", "STIM_INPUT",
-    "PAYLOAD_LEN", "crc16", "slip_encode", "frame", "SlipDecoder",
+    "PAYLOAD_LEN", "MODEL_PARAM_REGS",
 ]
 
 SLIP_END = 0xC0
@@ -53,9 +53,9 @@ class PacketType(enum.IntEnum):
     WRITE_ACK = 0x81   #: payload: req_seq:u8, addr:u16, value:u32
     READ_DATA = 0x82   #: payload: req_seq:u8, addr:u16, value:u32
     # rig → host: streams
-    EVENT = 0x10       #: payload: one EVENT_DTYPE record
-    LATENCY = 0x11     #: payload: one LATENCY_DTYPE record
-    TRUTH = 0x12       #: payload: one TRUTH_DTYPE record (model target, simulation)
+    EVENT = 0x10       #: payload: one rtrig.records.EVENT record
+    LATENCY = 0x11     #: payload: one rtrig.records.LATENCY record
+    TRUTH = 0x12       #: payload: one rtrig.records.TRUTH record (model target, simulation)
 
 
 class Input(enum.IntEnum):
@@ -98,7 +98,9 @@ class StreamEnable(enum.IntFlag):
 class ChanFlags(enum.IntFlag):
     """Upper bits of the ``chan`` byte of LATENCY and TRUTH records."""
     MISSED = 1 << 7       #: no response rose before the next stimulus or the timeout
-    INCOMPLETE = 1 << 6   #: the response rose but had not fallen at the timeout
+    #: Reserved: no gateware sets it (a matcher waits for the fall however long it
+    #: takes). Kept while host readers still test it; old capture files never carry it.
+    INCOMPLETE = 1 << 6
     CHANNEL_MASK = 0x0F
 
 
@@ -202,35 +204,31 @@ REGISTERS = [
     RegisterInfo("HB_WINDOWS", 0x074, _R, 0, "complete windows inside stimulus runs since CLEAR"),
 ]
 
+#: Model parameter (a ``ModelTarget`` port and a ``ModelParams`` field) → its
+#: register. All are durations in ticks (the gateware turns them into clock cycles)
+#: except ``seed``, a number. Written by the host while the model is held in reset.
+MODEL_PARAM_REGS = {
+    "isr_entry": "MODEL_ISR_ENTRY", "isr_jitter": "MODEL_ISR_JITTER",
+    "isr_service": "MODEL_ISR_SERVICE", "app_wake": "MODEL_APP_WAKE",
+    "app_service": "MODEL_APP_SERVICE", "load_quantum": "MODEL_LOAD_QUANTUM",
+    "heartbeat_work": "MODEL_HB_WORK", "tick_period": "MODEL_TICK_PERIOD",
+    "tick_service": "MODEL_TICK_SERVICE", "seed": "MODEL_SEED",
+}
+
 Reg = enum.IntEnum("Reg", {r.name: r.addr for r in REGISTERS})
 Reg.__doc__ = "Register addresses (see REGISTERS for access and meaning)."
 REGISTER_BY_ADDR = {r.addr: r for r in REGISTERS}
 
-#: A raw event: an edge on an input (or a stimulus output), timestamped.
-EVENT_DTYPE = np.dtype([("t", "<u8"), ("input", "u1"), ("rising", "u1")])
-#: A latency record: one response channel's answer to one stimulus pulse.
-LATENCY_DTYPE = np.dtype([
-    ("pulse", "<u4"), ("stim_t", "<u8"), ("channel", "u1"), ("flags", "u1"),
-    ("latency", "<u4"), ("completion", "<u4"),
-])
-#: A truth record from the model target (same layout as LATENCY without stim_t).
-TRUTH_DTYPE = np.dtype([
-    ("pulse", "<u4"), ("channel", "u1"), ("flags", "u1"),
-    ("latency", "<u4"), ("completion", "<u4"),
-])
-
-#: Wire payload sizes (bytes) per packet type.
+#: Wire payload sizes (bytes) per packet type; the stream records' come from their
+#: one declaration in :mod:`rtrig.records`.
 PAYLOAD_LEN = {
     PacketType.WRITE: 6, PacketType.READ: 4,
     PacketType.WRITE_ACK: 7, PacketType.READ_DATA: 7,
-    PacketType.EVENT: 7,        # t:u48, input:u8 (bit 7 rising, bits 0..3 input)
-    PacketType.LATENCY: 19,     # pulse:u32, stim_t:u48, chan:u8, latency:u32, completion:u32
-    PacketType.TRUTH: 13,       # pulse:u32, chan:u8, latency:u32, completion:u32
+    **{PacketType[name]: record.payload_len for name, record in RECORDS.items()},
 }
 
-
-# The host's side of the framing (CRC, SLIP encoder and decoder) lives in
-# rtrig.framing: it is not part of the gateware, so editing it does not change the
-# gateware hash (register BUILD_HASH) and with it every board's placement. The
-# gateware declares the same CRC in gateware/link.py; the tests check both agree.
-from .framing import SlipDecoder, crc16, frame, slip_encode  # noqa: E402
+# The host's side of the framing (CRC, SLIP encoder and decoder) is rtrig.framing,
+# which imports this module (never the reverse): it is not part of the gateware, so
+# editing it does not change the gateware hash (register BUILD_HASH) and with it every
+# board's placement. The gateware declares the same CRC in gateware/link.py; the
+# tests check both agree.

@@ -5,6 +5,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rtrig.framing import SlipDecoder, crc16, frame
 from rtrig.protocol import (
     REGISTERS,
     SLIP_END,
@@ -13,9 +14,6 @@ from rtrig.protocol import (
     SLIP_ESC_ESC,
     PacketType,
     Reg,
-    SlipDecoder,
-    crc16,
-    frame,
 )
 
 
@@ -173,3 +171,21 @@ def test_decoder_matches_the_reference_in_any_pieces(parts, rnd):
     d = SlipDecoder()
     out = _feed_in_pieces(d, data, rnd, 9)
     assert (out, d.crc_errors) == reference_decode(data)
+
+
+def test_framing_and_protocol_import_no_circle():
+    # rtrig.framing builds on rtrig.protocol (SLIP bytes); the protocol, which the
+    # gateware is built from, must not import the host's framing back.
+    import ast
+
+    import rtrig.framing
+    import rtrig.protocol
+    import rtrig.records
+
+    def imports(module):
+        tree = ast.parse(open(module.__file__, encoding="utf-8").read())
+        return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+
+    assert "framing" not in imports(rtrig.protocol)
+    assert "protocol" in imports(rtrig.framing)
+    assert not {"framing", "protocol"} & imports(rtrig.records)

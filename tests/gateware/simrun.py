@@ -15,3 +15,13 @@ def run(dut, tb, vcd=None):
             sim.run()
     else:
         sim.run()
+
+
+def edges(levels):
+    """(cycle, new level) for every change of a sampled 0/1 sequence."""
+    out, prev = [], 0
+    for c, v in enumerate(levels):
+        if v != prev:
+            out.append((c, v))
+        prev = v
+    return out

@@ -19,7 +19,7 @@ def _collect(ctx, dut, out, when=None, cycle=0, fields=6):
         if ctx.get(v):
             rec = ctx.get(r)
             out.append((rec.pulse, rec.stim_t, rec.channel, rec.missed, rec.latency,
-                        rec.completion, rec.incomplete, rec["_pad"])[:fields])
+                        rec.completion, rec["_pad"])[:fields])
             if when is not None:
                 when.append(cycle)
 
@@ -50,7 +50,7 @@ def match(events, timeout=0, channel=1, step=1, when=None, t0=0, phase=0):
     return sorted(out)
 
 
-# The hand cases of test_core.py's LatencyMatcher tests -----------------------------
+# The hand cases of test_matcher.py's LatencyMatcher tests -----------------------------
 
 def test_latency_and_completion():
     when = []
@@ -391,8 +391,8 @@ def test_step2_equivalent_to_latency_matcher_scaled():
     got = run_pair(seqs, step=2, phases=phases)
     for (timeout, events), p, (ref, dut) in zip(seqs, phases, got, strict=True):
         scaled = [(pulse, 2 * st, ch, missed, 0 if missed else 2 * lat + p,
-                   0 if missed else 2 * comp + p, inc, pad)
-                  for pulse, st, ch, missed, lat, comp, inc, pad in ref]
+                   0 if missed else 2 * comp + p, pad)
+                  for pulse, st, ch, missed, lat, comp, pad in ref]
         assert sorted(dut) == sorted(scaled), (timeout, p, events)
 
 
@@ -411,8 +411,8 @@ def test_step4_equivalent_to_latency_matcher_scaled():
     n = 0
     for (timeout, events), (ref, dut) in zip(seqs, got, strict=True):
         scaled = [(pulse, 4 * st, ch, missed, 0 if missed else 4 * lat + phase(st + lat),
-                   0 if missed else 4 * comp + phase(st + comp), inc, pad)
-                  for pulse, st, ch, missed, lat, comp, inc, pad in ref]
+                   0 if missed else 4 * comp + phase(st + comp), pad)
+                  for pulse, st, ch, missed, lat, comp, pad in ref]
         assert sorted(dut) == sorted(scaled), (timeout, events)
         n += sum(not r[3] and r[4] % 4 != 0 for r in scaled)
     assert n > 100                              # answered pulses with phases 1..3
@@ -429,7 +429,7 @@ def model(events, timeout, step, t0, channel):
     out = []
 
     def missed(p):
-        return (p[0], p[1], channel, 1, 0, 0, 0, 0)
+        return (p[0], p[1], channel, 1, 0, 0, 0)
 
     def late(p, te):
         return timeout and te - p[1] >= timeout
@@ -447,7 +447,7 @@ def model(events, timeout, step, t0, channel):
         # Response fall: completes the current pulse; a queued one becomes current.
         if fall and cur and cur[2] is not None:
             out.append((k, (cur[0], cur[1], channel, 0, cur[2] % 2**32,
-                            (te - cur[1]) % 2**32, 0, 0)))
+                            (te - cur[1]) % 2**32, 0)))
             cur, queued = queued, None
         # Stimulus: replaces a pulse waiting for its rise, queues behind a risen one.
         if stim:

@@ -13,10 +13,11 @@ from faultproxy import FaultProxy
 
 from rtrig import load
 from rtrig.errors import LinkError
+from rtrig.framing import crc16, frame
 from rtrig.host import CaptureSettings, open_rig, report, run_capture
 from rtrig.host.cli import main
 from rtrig.host.link import LINK_COUNTERS, RigLink
-from rtrig.protocol import PacketType, Reg, crc16, frame
+from rtrig.protocol import PacketType, Reg
 
 DELAY = 123                 # loopback delay, ticks
 COUNTERS = {"crc_errors", "lost_packets", "lost_records", "bad_payloads", "duplicates",

@@ -155,3 +155,20 @@ def test_ce30_preset_tracks_the_paper():
     assert mf_app(p, pulses=500, load=True) == pytest.approx(15e3, rel=0.05)
     r = simulate(dataclasses.replace(p, isr_jitter=0), [1000])
     assert r.isr_latency[0] == 140 and r.app_latency[0] == 1440   # 1.4 µs, 14.4 µs
+
+
+def test_model_parameters_are_the_register_map_s():
+    # One mapping (rtrig.protocol.MODEL_PARAM_REGS) names the model's ports, the
+    # ModelParams fields and their registers; the gateware's ModelTarget has each port.
+    from dataclasses import fields
+
+    from rtrig.gateware.model import ModelTarget
+    from rtrig.protocol import MODEL_PARAM_REGS, Reg
+
+    names = {f.name for f in fields(ModelParams)}
+    assert names == set(MODEL_PARAM_REGS) | {"app"}
+    ports = ModelParams().gateware_ports()
+    assert set(ports) == set(MODEL_PARAM_REGS) | {"app_enable"}
+    target = ModelTarget()
+    for port, reg in MODEL_PARAM_REGS.items():
+        assert hasattr(target, port) and reg in Reg.__members__

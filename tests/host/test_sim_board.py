@@ -86,7 +86,8 @@ def test_link_and_register_widths(rig):
     assert link.read1(Reg.LOAD_EN) == 1
     link.write(Reg.LOAD_EN, 0)
     link.write(Reg.CLEAR, 1)
-    from rtrig.protocol import PacketType, frame
+    from rtrig.framing import frame
+    from rtrig.protocol import PacketType
     bad = bytearray(frame(PacketType.WRITE, 200, b"\x08\x00\x01\x00\x00\x00"))
     bad[5] ^= 0xFF
     link.port.write(bytes(bad))

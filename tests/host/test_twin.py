@@ -77,7 +77,8 @@ def test_link_counters_and_clear(rig):
     link.write(Reg.CLEAR, 1)
     assert link.read1(Reg.RX_ERRORS) == 0
     # a corrupted request is dropped by the rig and counted
-    from rtrig.protocol import PacketType, frame
+    from rtrig.framing import frame
+    from rtrig.protocol import PacketType
     bad = bytearray(frame(PacketType.WRITE, 200, b"\x08\x00\x01\x00\x00\x00"))
     bad[5] ^= 0xFF
     link.port.write(bytes(bad))

@@ -1,0 +1,135 @@
+"""The latency records feature: stimulus pulses matched with the response channels."""
+
+from amaranth import Module, Signal
+from amaranth.lib import data, stream
+from amaranth.lib.wiring import In, Out
+
+from ..protocol import N_INPUTS, N_LATENCY_CHANNELS, PacketType
+from ..records import LATENCY
+from .feature import Feature, packet_from_fifo, record_fifo
+from .link import TxPacket
+from .matcher import LatencyMatcher, LatencyRecord
+from .merge import RecordMerger
+from .timebase import TIME_WIDTH
+
+__all__ = ["LatencyRecords"]
+
+#: Bit of the capture's edge strobes that is STIM0.
+_STIM0 = N_INPUTS
+
+
+class LatencyRecords(Feature):
+    """One LATENCY record per stimulus pulse and enabled response channel.
+
+    A matcher per channel (``LAT_CH_EN`` bit n: channel n, 0 ISR_OUT, 1 APP_OUT) pairs
+    STIM0 rising edges with the channel's edges (:class:`~rtrig.gateware.matcher.LatencyMatcher`);
+    its records pass a :class:`~rtrig.gateware.merge.RecordMerger` into a FIFO in front
+    of the link while ``STREAM_EN`` bit 1 is set. The pulse index counts STIM0 rising
+    edges from 0 at ``clear`` and at a stimulus start.
+
+    Parameters
+    ----------
+    depth : int
+        Records the FIFO holds.
+    step : int
+        Ticks per clock cycle (the lean matcher's sampling phases).
+    lean : bool
+        :class:`~rtrig.gateware.matcher_lean.LeanLatencyMatcher` (same records, same
+        signature, fewer cells) and no register stage in front of the FIFO.
+    with_statistics : bool
+        The on-chip statistics take the matchers' records (``rec_*`` members): with
+        ``stat_on`` the matchers run even while the LATENCY stream is off, and their
+        records reach the stream only while it is on.
+
+    Members
+    -------
+    rise, fall : In(8)
+        Edge strobes of inputs 0..5, STIM0, STIM1 (``sync``; :class:`InputCapture`).
+    phase : In(ArrayLayout(2, 8))
+        The edges' tick within the cycle.
+    t : In(48)
+        Pin time of this cycle's edges, ticks.
+    clear : In(1)
+        Drop the pulses held, zero the counters and the pulse index.
+    start, running : In(1)
+        The stimulus's start pulse and running level (a start while stopped zeroes
+        the pulse index).
+    stat_on : In(1)
+        ``with_statistics``: run the enabled matchers for the statistics.
+    rec_a_valid, rec_b_valid : Out(2)
+        Per channel: one-cycle record strobes (:func:`~rtrig.gateware.matcher.matcher_signature`).
+    rec_a, rec_b : Out(ArrayLayout(LatencyRecord, 2))
+        Per channel: the records, valid with their strobes.
+    packets : Out(stream.Signature(TxPacket))
+        LATENCY packets (19-byte payloads, :data:`rtrig.records.LATENCY`).
+    regs : Out(Signature)
+        ``LAT_CH_EN``, ``LAT_TIMEOUT`` (ticks; 0: until the next stimulus),
+        ``LAT_OVERFLOW``, ``LAT_RECORDS``; it reads ``STREAM_EN``.
+    """
+
+    def __init__(self, depth=512, step=1, lean=False, with_statistics=True):
+        self.depth = depth
+        self.step = step
+        self.lean = lean
+        self.with_statistics = with_statistics
+        n, ch = N_INPUTS + 2, N_LATENCY_CHANNELS
+        super().__init__({
+            "rise": In(n), "fall": In(n), "phase": In(data.ArrayLayout(2, n)),
+            "t": In(TIME_WIDTH), "clear": In(1), "start": In(1), "running": In(1),
+            "stat_on": In(1),
+            "rec_a_valid": Out(ch), "rec_b_valid": Out(ch),
+            "rec_a": Out(data.ArrayLayout(LatencyRecord, ch)),
+            "rec_b": Out(data.ArrayLayout(LatencyRecord, ch)),
+            "packets": Out(stream.Signature(TxPacket)),
+        }, registers=("LAT_CH_EN", "LAT_TIMEOUT", "LAT_OVERFLOW", "LAT_RECORDS"),
+            uses=("STREAM_EN",))
+
+    def elaborate(self, platform):
+        m = Module()
+        regs, clear = self.regs, self.clear
+        pulse = Signal(32)
+        with m.If(clear | (self.start & ~self.running)):
+            m.d.sync += pulse.eq(0)
+        with m.Elif(self.rise[_STIM0]):
+            m.d.sync += pulse.eq(pulse + 1)
+
+        m.submodules.merge = merge = RecordMerger(LatencyRecord, 2 * N_LATENCY_CHANNELS)
+        on = regs.STREAM_EN[1]
+        # With the statistics, the matchers also run for them, and the stream takes
+        # their records only while it is on.
+        run = on | self.stat_on if self.with_statistics else on
+        for ch in range(N_LATENCY_CHANNELS):
+            if self.lean:
+                from .matcher_lean import LeanLatencyMatcher
+                mt = LeanLatencyMatcher(ch, step=self.step)
+            else:
+                mt = LatencyMatcher(ch)
+            m.submodules[f"match{ch}"] = mt
+            a_valid, b_valid = mt.rec_a_valid, mt.rec_b_valid
+            if self.with_statistics:
+                a_valid, b_valid = a_valid & on, b_valid & on
+            m.d.comb += [
+                mt.enable.eq(run & regs.LAT_CH_EN[ch]),
+                mt.clear.eq(clear),
+                mt.stim_rise.eq(self.rise[_STIM0]),
+                mt.in_rise.eq(self.rise[ch]),
+                mt.in_fall.eq(self.fall[ch]),
+                mt.in_phase.eq(self.phase[ch]),
+                mt.t.eq(self.t),
+                mt.pulse.eq(pulse),
+                mt.timeout.eq(regs.LAT_TIMEOUT),
+                merge.valid[2 * ch].eq(a_valid),
+                merge.payload[2 * ch].eq(mt.rec_a),
+                merge.valid[2 * ch + 1].eq(b_valid),
+                merge.payload[2 * ch + 1].eq(mt.rec_b),
+                self.rec_a_valid[ch].eq(mt.rec_a_valid),
+                self.rec_a[ch].eq(mt.rec_a),
+                self.rec_b_valid[ch].eq(mt.rec_b_valid),
+                self.rec_b[ch].eq(mt.rec_b),
+            ]
+        m.d.comb += merge.clear.eq(clear)
+        m.submodules.fifo = q = record_fifo(
+            m, merge, LatencyRecord, self.depth, clear,
+            regs.LAT_OVERFLOW, regs.LAT_RECORDS, in_reg=not self.lean)
+        packet_from_fifo(m, self.packets, PacketType.LATENCY, LATENCY, q)
+        return m

@@ -1,0 +1,192 @@
+"""The targets feature: what drives the rig inputs (register ``TARGET_SEL``).
+
+The external pins (a real target), the loopback target, the model target and the
+reference SoC; the internal ones answer the rig's own stimulus, so a capture can be
+checked against known latencies without a board wired to the rig.
+"""
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import data, fifo, stream
+from amaranth.lib.wiring import In, Out
+
+from ..protocol import MODEL_PARAM_REGS, N_INPUTS, PacketType, Target
+from ..records import TRUTH
+from .feature import Feature, packet_from_fifo
+from .link import TxPacket
+from .loopback import LoopbackDelayLine, LoopbackTarget
+
+__all__ = ["Targets", "TruthWireRecord", "LOOP_LINE_DEPTH", "SOC_OUTPUTS"]
+
+#: Clock cycles of the compact rig's loopback delay line (four iCE40 block RAMs).
+LOOP_LINE_DEPTH = 8192
+#: The TRUTH record as it leaves the rig (:data:`rtrig.records.TRUTH`, 13 bytes).
+TruthWireRecord = TRUTH.struct()
+#: SoC debug outputs passed to the top level (``soc_<name>``), with their widths.
+SOC_OUTPUTS = {"console_valid": 1, "console_data": 8, "exit_valid": 1, "exit_code": 32,
+               "trace_valid": 1, "trace_data": 32, "gpio_out": N_INPUTS}
+
+
+class Targets(Feature):
+    """Selects what drives the capture: the pins or an internal target.
+
+    The internal targets change at clock edges (phase 0 of a cycle); they are delayed
+    by ``pin_latency`` cycles, as the external pins are outside the rig, so every target
+    reaches the capture with the same latency.
+
+    Parameters
+    ----------
+    step : int
+        Ticks per clock cycle; the loopback and model settings (ticks) are used in
+        clock cycles (divided by ``step``); the model's truth times are scaled back.
+    pin_latency : int
+        Cycles of registers in front of ``ext_inputs`` outside the rig.
+    lean : bool
+        The block-RAM loopback delay line
+        (:class:`~rtrig.gateware.loopback.LoopbackDelayLine`, ``LOOP_LINE_DEPTH``
+        cycles) instead of the edge queue (:class:`~rtrig.gateware.loopback.LoopbackTarget`
+        with ``loop_depth`` edges in flight); both share one signature.
+    loop_depth : int
+        Edges the loopback edge queue holds (without ``lean``).
+    with_model : bool
+        Build the model target (registers ``MODEL_*``, the TRUTH stream).
+    truth_depth : int
+        Depth of the truth record FIFO.
+    with_soc : bool
+        Build the reference SoC (its own clock domain ``soc``, docs/soc.md).
+    soc_firmware : bytes or str
+        The SoC's RAM image.
+
+    Members
+    -------
+    stim0, load_en : In(1)
+        The rig's outputs, which the internal targets answer (``sync``).
+    ext_inputs : In(6)
+        The input pins (first sample of a cycle), asynchronous.
+    ext_later : In(ArrayLayout(6, step - 1))
+        ``step`` > 1: the later samples of the pins.
+    pins : Out(6)
+        What the capture sees: the selected target's outputs.
+    pins_later : Out(ArrayLayout(6, max(step - 1, 1)))
+        Their later samples (an internal target holds its level through a cycle).
+    truth : Out(stream.Signature(TxPacket))
+        ``with_model``: TRUTH packets (13-byte payloads) while ``STREAM_EN`` bit 2 is set.
+    soc_* : Out
+        ``with_soc``: the SoC's debug outputs (domain ``soc``), see :data:`SOC_OUTPUTS`.
+    regs : Out(Signature)
+        ``TARGET_SEL``, ``LOOP_DELAY``; with the model ``MODEL_CTRL`` .. ``MODEL_SEED``,
+        ``TRUTH_OVERFLOW``; it reads ``STREAM_EN``.
+    """
+
+    def __init__(self, *, step=1, pin_latency=0, lean=False, loop_depth=16,
+                 with_model=True, truth_depth=512, with_soc=False, soc_firmware=b""):
+        self.step = step
+        self.shift = step.bit_length() - 1
+        self.pin_latency = pin_latency
+        self.lean = lean
+        self.loop_depth = loop_depth
+        self.with_model = with_model
+        self.truth_depth = truth_depth
+        self.with_soc = with_soc
+        self.soc_firmware = soc_firmware
+        members = {
+            "stim0": In(1), "load_en": In(1),
+            "ext_inputs": In(N_INPUTS),
+            "pins": Out(N_INPUTS),
+            "pins_later": Out(data.ArrayLayout(N_INPUTS, max(step - 1, 1))),
+        }
+        if step > 1:
+            members["ext_later"] = In(data.ArrayLayout(N_INPUTS, step - 1))
+        registers, uses = ["TARGET_SEL", "LOOP_DELAY"], []
+        if with_model:
+            members["truth"] = Out(stream.Signature(TxPacket))
+            registers += ["MODEL_CTRL", *MODEL_PARAM_REGS.values(), "TRUTH_OVERFLOW"]
+            uses = ["STREAM_EN"]
+        if with_soc:
+            members.update({f"soc_{name}": Out(width) for name, width in SOC_OUTPUTS.items()})
+        super().__init__(members, registers=registers, uses=uses)
+
+    def elaborate(self, platform):
+        m = Module()
+        regs, shift = self.regs, self.shift
+        if self.lean:
+            m.submodules.loopback = loop = LoopbackDelayLine(LOOP_LINE_DEPTH)
+        else:
+            m.submodules.loopback = loop = LoopbackTarget(self.loop_depth)
+        m.d.comb += [loop.stim.eq(self.stim0), loop.delay.eq(regs.LOOP_DELAY >> shift)]
+
+        internal = Signal(N_INPUTS)
+        sel = regs.TARGET_SEL
+        with m.Switch(sel):
+            with m.Case(Target.LOOPBACK):
+                m.d.comb += internal.eq(loop.out)
+            if self.with_model:
+                model = self._model(m)
+                with m.Case(Target.MODEL):
+                    m.d.comb += internal.eq(Cat(model.isr_out, model.app_out,
+                                                model.heartbeat))
+        internal_d = internal
+        for k in range(self.pin_latency):
+            d = Signal(N_INPUTS, name=f"internal_d{k}")
+            m.d.sync += d.eq(internal_d)
+            internal_d = d
+        is_ext = Signal()
+        internal_sel = (Target.LOOPBACK, *((Target.MODEL,) if self.with_model else ()))
+        m.d.comb += [
+            is_ext.eq(~sel.matches(*internal_sel)),
+            self.pins.eq(Mux(is_ext, self.ext_inputs, internal_d)),
+        ]
+        for j in range(self.step - 1):
+            m.d.comb += self.pins_later[j].eq(Mux(is_ext, self.ext_later[j], internal_d))
+
+        if self.with_soc:
+            self._soc(m, sel)
+        return m
+
+    def _model(self, m):
+        from .model import ModelTarget
+        regs, shift = self.regs, self.shift
+        m.submodules.model = model = ModelTarget()
+        for port, reg in MODEL_PARAM_REGS.items():
+            value = getattr(regs, reg)
+            m.d.comb += getattr(model, port).eq(value if port == "seed" else value >> shift)
+        # Registered: the reset fans out over the whole model.
+        model_reset = Signal(init=1)
+        m.d.sync += model_reset.eq(regs.MODEL_CTRL[0] | (regs.TARGET_SEL != Target.MODEL))
+        m.d.comb += [
+            model.irq.eq(self.stim0),
+            model.load_en.eq(self.load_en),
+            model.reset.eq(model_reset),
+            model.app_enable.eq(regs.MODEL_CTRL[1]),
+            regs.TRUTH_OVERFLOW.eq(model.truth_overflow),
+        ]
+        # The truth records, times scaled from clock cycles to ticks.
+        m.submodules.truth_fifo = truth_fifo = fifo.SyncFIFOBuffered(
+            width=TRUTH.payload_len * 8, depth=self.truth_depth + 1)
+        src, on = model.truth, regs.STREAM_EN[2]
+        rec = Signal(TruthWireRecord)
+        m.d.comb += [
+            rec.pulse.eq(src.payload.pulse), rec.channel.eq(src.payload.channel),
+            rec.missed.eq(src.payload.missed),
+            rec.latency.eq((src.payload.latency << shift)[:32]),
+            rec.completion.eq((src.payload.completion << shift)[:32]),
+            truth_fifo.w_data.eq(rec),
+            truth_fifo.w_en.eq(src.valid & on),
+            src.ready.eq(truth_fifo.w_rdy | ~on),
+        ]
+        packet_from_fifo(m, self.truth, PacketType.TRUTH, TRUTH, truth_fifo)
+        return model
+
+    def _soc(self, m, sel):
+        # The SoC runs in its own clock domain "soc" (50 MHz; the board or the simulation
+        # harness supplies it), free-running like a real board: TARGET_SEL only routes its
+        # pins. STIM0 → IRQ and LOAD_EN → GPIO input 0 are synchronised inside the SoC; its
+        # GPIO outputs enter the capture synchroniser like external pins.
+        from amaranth.hdl import DomainRenamer
+
+        from .soc import SoC
+        m.submodules.soc = soc = DomainRenamer("soc")(SoC(self.soc_firmware))
+        m.d.comb += [soc.irq.eq(self.stim0), soc.gpio_in.eq(self.load_en)]
+        for name in SOC_OUTPUTS:
+            m.d.comb += getattr(self, f"soc_{name}").eq(getattr(soc, name))
+        with m.If(sel == Target.SOC):
+            m.d.comb += self.pins.eq(soc.gpio_out)

@@ -1,0 +1,56 @@
+"""The rig is a list of features: together they declare every register of the one
+register map exactly once, and a feature left out takes its registers with it."""
+
+import pytest
+
+from rtrig.gateware.feature import Feature
+from rtrig.gateware.top import Rig
+from rtrig.protocol import REGISTERS
+
+
+def features(rig):
+    """The rig's features, not elaborated (without Amaranth's unused-object warning)."""
+    out = rig.features()
+    for f in [rig, *out.values()]:
+        f._MustUse__silence = True
+    return out
+
+
+def owned(rig):
+    return [name for f in features(rig).values() for name in f.registers]
+
+
+@pytest.mark.parametrize("kw", [{}, {"compact": True}, {"compact": True, "samples": 4},
+                                {"with_soc": True}])
+def test_features_declare_every_register_once(kw):
+    names = owned(Rig(**kw))
+    assert sorted(names) == sorted(r.name for r in REGISTERS)
+
+
+def test_features_left_out_take_their_registers():
+    # The registers that read their map value in a rig without model and statistics:
+    # what the rig's earlier name-prefix rule made absent, and the model's TRUTH_OVERFLOW.
+    missing = {r.name for r in REGISTERS} - set(owned(Rig(with_model=False, with_stats=False)))
+    expected = {r.name for r in REGISTERS
+                if r.name.startswith(("MODEL_", "STAT_", "HIST_", "HB_")) and r.name != "HB_COUNT"}
+    assert missing == expected | {"TRUTH_OVERFLOW"}
+
+
+def test_every_feature_documents_its_members():
+    for name, f in features(Rig(with_soc=True)).items():
+        assert isinstance(f, Feature), name
+        doc = type(f).__doc__
+        assert "Members\n    -------" in doc, name
+        for member in f.signature.members:
+            if member == "regs":
+                continue
+            stem = member.rstrip("0123456789")
+            assert stem in doc or member.split("_")[0] in doc, (name, member)
+
+
+def test_uses_only_read_write_registers():
+    class Bad(Feature):
+        def __init__(self):
+            super().__init__({}, registers=(), uses=("STIM_PULSES",))
+    with pytest.raises(ValueError, match="only use read/write"):
+        Bad()._MustUse__silence = True
