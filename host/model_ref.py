@@ -5,9 +5,12 @@ The semantics are defined in ``docs/model.md``; this module implements them twic
 * :func:`simulate` — event driven: it jumps from one state change to the next, so
   a run costs a few Python steps per stimulus pulse and per kernel tick, whatever
   the durations are. Use it for sweeps.
-* :func:`simulate_cycles` — the literal tick-by-tick register-transfer description,
-  written in the same shape as the gateware. Slow; it exists to cross-check the
-  event-driven version in the tests.
+* :func:`rtrig.host.model_cycles.simulate_cycles` — the literal tick-by-tick
+  register-transfer description, written in the same shape as the gateware. Slow; it
+  exists to cross-check the event-driven version in the tests.
+
+MF and SF of a parameter set, found with :func:`simulate`, are in
+:mod:`rtrig.host.model_figures`.
 
 Both return a :class:`ModelResult` with one entry per stimulus pulse, identical to
 the truth records of the gateware for the same inputs, including the jitter drawn
@@ -35,11 +38,6 @@ __all__ = [
     "periodic_edges",
     "simulate",
     "simulate_periodic",
-    "simulate_cycles",
-    "mf_isr",
-    "mf_app",
-    "sf",
-    "load_progress",
 ]
 
 TICK_NS = 10
@@ -395,172 +393,6 @@ def simulate(params: ModelParams, edges, *, high: int = 1, load: bool = False,
     return ModelResult(il, ic, im, al, ac, am, toggles, int(t_end))
 
 
-def simulate_cycles(params: ModelParams, edges, *, high: int = 1, load: bool = False,
-                    duration: int | None = None) -> ModelResult:
-    """Tick-by-tick run of the model, written as the gateware's register transfers.
-
-    Same inputs and result as :func:`simulate`; ~1 µs of Python per tick.
-    """
-    c = _Eff(params)
-    e = _check_edges(edges, high)
-    _check_ends(c, duration)
-    n = len(e)
-    il, ic, im, al, ac, am = _new_arrays(n, c.app)
-    irq_high = set()
-    for t0 in e.tolist():
-        irq_high.update(range(t0, t0 + high))
-    last = int(e[-1]) if n else -1
-
-    # registers (values at the start of the current cycle)
-    irq_prev = False
-    now = 0
-    npulse = 0
-    pend = False
-    pend_pulse = pend_t0 = 0
-    tcnt = c.tick_period
-    tick_pend = False
-    x = c.seed
-    kind = 0          # 0 none, 1 isr entry, 2 isr service, 3 tick
-    r = 0
-    isr_pulse = isr_t0 = 0
-    app_phase = 0
-    app_r = 0
-    app_pulse = app_t0 = 0
-    ev = False
-    ev_pulse = ev_t0 = 0
-    turn_load = True
-    q = c.quantum
-    h = c.hb
-    hb = 0
-    toggles = 0
-
-    while True:
-        if duration is None:
-            if now > last and not pend and kind in (0, 3) and app_phase == 0 and not ev:
-                break
-        elif now >= duration:
-            break
-        irq = now in irq_high
-        edge = irq and not irq_prev
-        fire = c.tick_period != 0 and tcnt == 0
-        free = kind == 0
-        take_irq = free and (pend or edge)
-        take_tick = free and not (pend or edge) and (tick_pend or fire)
-        thread = not (take_irq or take_tick or not free)
-        load_runs = thread and load and turn_load
-        app_runs = thread and app_phase != 0 and not load_runs
-
-        # next-state, computed from the current values only
-        n_pend, n_pend_pulse, n_pend_t0 = pend, pend_pulse, pend_t0
-        n_kind, n_r = kind, r
-        n_isr_pulse, n_isr_t0 = isr_pulse, isr_t0
-        n_x = x
-        n_tick_pend = tick_pend
-        n_app_phase, n_app_r, n_app_pulse, n_app_t0 = app_phase, app_r, app_pulse, app_t0
-        n_ev, n_ev_pulse, n_ev_t0 = ev, ev_pulse, ev_t0
-        n_turn_load, n_q, n_h, n_hb = turn_load, q, h, hb
-
-        if take_irq:
-            if pend:
-                n_isr_pulse, n_isr_t0 = pend_pulse, pend_t0
-                n_pend = edge
-                if edge:
-                    n_pend_pulse, n_pend_t0 = npulse, now
-            else:
-                n_isr_pulse, n_isr_t0 = npulse, now
-            entry = max(1, c.entry + _jitter(x, c.jitter))
-            if entry == 1:
-                n_kind, n_r = 2, c.service
-                il[n_isr_pulse] = now + 1 - n_isr_t0
-            else:
-                n_kind, n_r = 1, entry - 1
-            n_x = xorshift32(x)
-        elif edge:
-            if pend:
-                im[npulse] = True
-                if c.app:
-                    am[npulse] = True
-            else:
-                n_pend, n_pend_pulse, n_pend_t0 = True, npulse, now
-
-        if take_tick:
-            n_tick_pend = tick_pend and fire
-            if c.tick_service == 1:
-                n_kind = 0
-            else:
-                n_kind, n_r = 3, c.tick_service - 1
-        elif fire:
-            n_tick_pend = True
-
-        if kind != 0:
-            if r == 1:
-                if kind == 1:
-                    n_kind, n_r = 2, c.service
-                    il[isr_pulse] = now + 1 - isr_t0
-                elif kind == 2:
-                    n_kind = 0
-                    ic[isr_pulse] = now + 1 - isr_t0
-                    if c.app:
-                        if app_phase == 0:
-                            n_app_phase, n_app_r = 1, c.wake
-                            n_app_pulse, n_app_t0 = isr_pulse, isr_t0
-                        elif not ev:
-                            n_ev, n_ev_pulse, n_ev_t0 = True, isr_pulse, isr_t0
-                        else:
-                            am[isr_pulse] = True
-                else:
-                    n_kind = 0
-            else:
-                n_r = r - 1
-
-        if load_runs:
-            if h == 1:
-                n_h, n_hb = c.hb, hb ^ 1
-                toggles += 1
-            else:
-                n_h = h - 1
-            if q == 1:
-                n_q = c.quantum
-                n_turn_load = app_phase == 0
-            else:
-                n_q = q - 1
-        if app_runs:
-            if app_r == 1:
-                if app_phase == 1:
-                    n_app_phase, n_app_r = 2, c.app_service
-                    al[app_pulse] = now + 1 - app_t0
-                else:
-                    ac[app_pulse] = now + 1 - app_t0
-                    n_turn_load, n_q = True, c.quantum
-                    if ev:
-                        n_ev = False
-                        n_app_phase, n_app_r = 1, c.wake
-                        n_app_pulse, n_app_t0 = ev_pulse, ev_t0
-                    else:
-                        n_app_phase = 0
-            else:
-                n_app_r = app_r - 1
-
-        if edge:
-            npulse += 1
-        if fire:
-            tcnt = c.tick_period - 1
-        else:
-            tcnt = (tcnt - 1) & _MASK32
-        irq_prev = irq
-        pend, pend_pulse, pend_t0 = n_pend, n_pend_pulse, n_pend_t0
-        kind, r = n_kind, n_r
-        isr_pulse, isr_t0 = n_isr_pulse, n_isr_t0
-        x = n_x
-        tick_pend = n_tick_pend
-        app_phase, app_r, app_pulse, app_t0 = n_app_phase, n_app_r, n_app_pulse, n_app_t0
-        ev, ev_pulse, ev_t0 = n_ev, n_ev_pulse, n_ev_t0
-        turn_load, q, h, hb = n_turn_load, n_q, n_h, n_hb
-        now += 1
-
-    return ModelResult(il, ic, im, al, ac, am, toggles, now)
-
-
 def simulate_periodic(params: ModelParams, period: int, count: int, *, high: int | None = None,
                       extra=None, start: int = 0, load: bool = False,
                       duration: int | None = None) -> ModelResult:
@@ -572,83 +404,3 @@ def simulate_periodic(params: ModelParams, period: int, count: int, *, high: int
         high = max(1, period // 2)
     edges = periodic_edges(period, count, extra=extra, start=start)
     return simulate(params, edges, high=high, load=load, duration=duration)
-
-
-# --- MF / SF estimates -------------------------------------------------------------
-
-def _largest_true(pred, hi_guess: int, lo: int = 2, limit: int = 1 << 32) -> int | None:
-    """Largest integer period T >= lo with pred(T) true, assuming pred is true below
-    some threshold and false above it (bracket by doubling, then bisect).
-    Returns None if pred(lo) is false."""
-    if not pred(lo):
-        return None
-    hi = max(hi_guess, lo + 1)
-    while pred(hi):
-        lo = hi
-        hi *= 2
-        if hi > limit:
-            return lo
-    # pred(lo) true, pred(hi) false
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pred(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-def _work_guess(p: ModelParams) -> int:
-    c = _Eff(p)
-    w = max(1, c.entry + c.jitter) + c.service + c.wake + c.app_service + c.quantum
-    if c.tick_period:
-        w += c.tick_service
-    return 2 * w
-
-
-def _hz(period: int | None) -> float:
-    return math.inf if period is None else 1e9 / (period * TICK_NS)
-
-
-def _mf(p: ModelParams, channel: str, pulses: int, load: bool) -> float:
-    def pred(T):
-        res = simulate_periodic(p, T, pulses, load=load)
-        return res.any_missed(channel)
-    return _hz(_largest_true(pred, _work_guess(p)))
-
-
-def mf_isr(params: ModelParams, *, pulses: int = 1000, load: bool = False) -> float:
-    """MF-ISR in Hz: the lowest periodic stimulus frequency (integer-tick periods,
-    ``pulses`` pulses, first edge at cycle 0) at which an ISR pulse is missed.
-    ``math.inf`` if even a 2-tick period misses nothing."""
-    return _mf(params, "isr", pulses, load)
-
-
-def mf_app(params: ModelParams, *, pulses: int = 1000, load: bool = False) -> float:
-    """MF-APP in Hz, as :func:`mf_isr` for the APP channel (needs ``params.app``)."""
-    if not params.app:
-        raise ValueError("MF-APP needs params.app")
-    return _mf(params, "app", pulses, load)
-
-
-def load_progress(params: ModelParams, period: int, *, pulses: int = 1000,
-                  min_heartbeats: int = 1000) -> float:
-    """Heartbeat edges with a periodic stimulus over ``pulses`` periods (extended so
-    that the unloaded run has at least ``min_heartbeats`` edges), divided by the
-    edges of the same run without stimulus (kernel tick still running)."""
-    c = _Eff(params)
-    count = max(pulses, -(-min_heartbeats * c.hb // period))
-    duration = count * period
-    unloaded = simulate(params, [], load=True, duration=duration).heartbeat_edges
-    if unloaded == 0:
-        raise ValueError("LOAD never runs without stimulus")
-    loaded = simulate_periodic(params, period, count, load=True, duration=duration)
-    return loaded.heartbeat_edges / unloaded
-
-
-def sf(params: ModelParams, threshold: float = 0.01, *, pulses: int = 1000) -> float:
-    """SF in Hz: the lowest periodic stimulus frequency at which load progress
-    (:func:`load_progress`) drops below ``threshold``. ``math.inf`` if it never does."""
-    def pred(T):
-        return load_progress(params, T, pulses=pulses) < threshold
-    return _hz(_largest_true(pred, _work_guess(params)))

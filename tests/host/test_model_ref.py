@@ -9,17 +9,14 @@ import time
 import numpy as np
 import pytest
 
+from rtrig.host.model_cycles import simulate_cycles
+from rtrig.host.model_figures import load_progress, mf_app, mf_isr, sf
 from rtrig.host.model_ref import (
     TICK_NS,
     ModelParams,
     jitter_sequence,
-    load_progress,
-    mf_app,
-    mf_isr,
     periodic_edges,
-    sf,
     simulate,
-    simulate_cycles,
     simulate_periodic,
     xorshift32,
 )

@@ -11,7 +11,8 @@ import pytest
 import rtrig
 from rtrig.host import sweep as sweep_mod
 from rtrig.host.cli import main
-from rtrig.host.model_ref import ModelParams, mf_app, mf_isr, sf, simulate_periodic
+from rtrig.host.model_figures import mf_app, mf_isr, sf
+from rtrig.host.model_ref import ModelParams, simulate_periodic
 from rtrig.host.sweep import SweepSettings, default_pulses, run_sweep, search_threshold
 
 TICK_HZ = 100_000_000
@@ -199,7 +200,7 @@ def window_missed(p, period, channel, load):
 
 
 def reference_mf(p, channel, load):
-    """MF in Hz: 1/(largest period that misses), as ``model_ref.mf_isr`` but with the
+    """MF in Hz: 1/(largest period that misses), as ``model_figures.mf_isr`` but with the
     rig's definition of a miss (:func:`window_missed`)."""
     lo, hi = 2, 4 * (p.isr_entry + p.isr_jitter + p.isr_service + p.app_wake
                      + p.app_service + p.load_quantum)
