@@ -15,11 +15,12 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..units import parse_duration, parse_frequency
+from .rig import TARGETS as RIG_TARGETS
 
 __all__ = ["RigAPI", "open_api", "TARGETS"]
 
 #: The targets a rig can measure (``external``: the device wired to the rig).
-TARGETS = ("external", "loopback", "model", "soc")
+TARGETS = tuple(RIG_TARGETS)
 
 
 def _hz(value, what):

@@ -23,8 +23,8 @@ def test_marker_alone_gives_the_fixture(request):
     request.getfixturevalue("rtrig").capture(freq="20k", count=40, target="loopback",
                                              delay="1us")
 
-def test_without_rig():
-    assert True
+def test_without_rig(request):
+    assert "rtrig" not in request.fixturenames     # no marker, no fixture: no rig opened
 '''
 
 OVER = '''
