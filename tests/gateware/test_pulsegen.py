@@ -1,8 +1,8 @@
-"""Exact-cycle tests of the stimulus generator (gateware/stimulus.py)."""
+"""Exact-cycle tests of the stimulus generator (gateware/pulsegen.py)."""
 
 from simrun import edges, run
 
-from rtrig.gateware.stimulus import StimulusGenerator
+from rtrig.gateware.pulsegen import StimulusGenerator
 
 
 def stim_trace(period, high, count, offset=None, jitter=0, seed=1, cycles=200):
