@@ -1,6 +1,6 @@
 """The pulse generator behind the stimulus feature: STIM0/STIM1 pulse trains with jitter."""
 
-from amaranth import Cat, Module, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -28,6 +28,14 @@ class StimulusGenerator(wiring.Component):
     stays high ``high`` ticks. Outputs are registered: with ``start`` high in cycle
     ``c``, the first STIM0 pulse is high from cycle ``c + 2``.
 
+    Bursts: with ``burst`` = k > 0, every k-th pulse (the last of a burst) is followed
+    by ``gap + r`` ticks instead of ``period + r``, so the train is k pulses at
+    ``period``, a gap, k more, ... The choice is made ahead of each rise through
+    registers, so ``burst`` must be set two cycles before ``start`` (the host writes it
+    long before) and ``period`` and ``gap`` must be at least 4 cycles (the host
+    checks). The lean generator has the same members but no bursts (it ignores
+    ``burst`` and ``gap``).
+
     Members
     -------
     period, high, count, jitter, offset, seed : In(32)
@@ -35,6 +43,9 @@ class StimulusGenerator(wiring.Component):
         running through registers (``period - 1``, the jitter mask, ...), so a change
         takes effect one cycle later; the host changes them only while stopped. Needs ``1 <= high < period``
         and ``offset + high < period`` (the host checks).
+    burst, gap : In(32)
+        Pulses per burst (0: no bursts) and the rise-to-rise time after a burst's last
+        pulse, ticks (the same conditions as ``period``).
     stim1_en : In(1)
     start : In(1)
         Pulse: begin a pulse train (ignored while running).
@@ -54,6 +65,8 @@ class StimulusGenerator(wiring.Component):
     jitter: In(32)
     offset: In(32)
     seed: In(32)
+    burst: In(32)
+    gap: In(32)
     stim1_en: In(1)
     start: In(1)
     stop: In(1)
@@ -104,6 +117,17 @@ class StimulusGenerator(wiring.Component):
 
         rise = Signal()
         m.d.comb += rise.eq(issuing & to_rise[32])
+        # Bursts: whether the next period is the gap (this rise ends a burst), decided
+        # ahead from the pulses issued in this burst, through registers.
+        in_burst, burst_m1, burst_nz = Signal(32), Signal(32), Signal()
+        gap_m2, sel_gap = Signal(33), Signal()
+        m.d.sync += [burst_m1.eq(self.burst - 1), burst_nz.eq(self.burst != 0),
+                     gap_m2.eq(self.gap - 2),
+                     sel_gap.eq(burst_nz & (in_burst == burst_m1))]
+        with m.If(~self.running):
+            m.d.sync += in_burst.eq(0)
+        with m.Elif(rise):
+            m.d.sync += in_burst.eq(Mux(sel_gap, 0, in_burst + 1))
         last = Signal()           # this rise is the last one (count reached)
         m.d.comb += last.eq(count_nz & (self.pulses == count_m1))
 
@@ -120,7 +144,7 @@ class StimulusGenerator(wiring.Component):
             m.d.sync += [
                 self.stim0.eq(1),
                 hcnt0.eq(high_m2),
-                to_rise.eq(period_m2 + r_next),
+                to_rise.eq(Mux(sel_gap, gap_m2, period_m2) + r_next),
                 r_valid.eq(0),
                 self.pulses.eq(self.pulses + 1),
             ]

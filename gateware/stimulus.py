@@ -21,7 +21,8 @@ class Stimulus(Feature):
         times.
     lean : bool
         Use :class:`~rtrig.gateware.stimulus_lean.LeanStimulusGenerator` (area over
-        speed; the same pulse trains cycle for cycle and the same signature).
+        speed; the same pulse trains cycle for cycle and the same signature, but no
+        bursts: ``STIM_BURST`` and ``STIM_GAP`` are then not built in).
 
     Members
     -------
@@ -33,7 +34,8 @@ class Stimulus(Feature):
         One-cycle pulse: ``STIM_CTRL`` written with ``RUN`` set (the generator's
         ``start``; it is ignored while running).
     regs : Out(Signature)
-        ``STIM_CTRL`` .. ``STIM_STATUS``, ``LOAD_EN``.
+        ``STIM_CTRL`` .. ``STIM_STATUS``, ``LOAD_EN``; ``STIM_BURST``, ``STIM_GAP``
+        (not ``lean``).
     """
 
     def __init__(self, step=1, lean=False):
@@ -43,7 +45,8 @@ class Stimulus(Feature):
             {"stim0": Out(1), "stim1": Out(1), "load_en": Out(1), "running": Out(1),
              "start": Out(1)},
             registers=("STIM_CTRL", "STIM_PERIOD", "STIM_HIGH", "STIM_COUNT", "STIM_JITTER",
-                       "STIM1_OFFSET", "STIM_SEED", "STIM_PULSES", "STIM_STATUS", "LOAD_EN"),
+                       "STIM1_OFFSET", "STIM_SEED", "STIM_PULSES", "STIM_STATUS", "LOAD_EN")
+            + (() if lean else ("STIM_BURST", "STIM_GAP")),
             write_strobes=("STIM_CTRL",))
 
     def elaborate(self, platform):
@@ -75,4 +78,6 @@ class Stimulus(Feature):
             self.start.eq(start),
             self.load_en.eq(regs.LOAD_EN[0]),
         ]
+        if not self.lean:
+            m.d.comb += [gen.burst.eq(regs.STIM_BURST), gen.gap.eq(regs.STIM_GAP >> shift)]
         return m
