@@ -204,6 +204,7 @@ class Rig(wiring.Component):
             self.load_en.eq(stim.load_en),
             # Targets → capture.
             targets.stim0.eq(stim.stim0),
+            targets.stim1.eq(stim.stim1),
             targets.load_en.eq(stim.load_en),
             targets.ext_inputs.eq(self.ext_inputs),
             capture.pins.eq(targets.pins),
