@@ -48,7 +48,8 @@ def pcs(elf):
 
 
 def main():
-    elf = sys.argv[1] if len(sys.argv) > 1 else "build/qemu-mps2-an385/qemu_paths.elf"
+    default = Path(__file__).resolve().parent.parent / "build/qemu-mps2-an385/qemu_paths.elf"
+    elf = sys.argv[1] if len(sys.argv) > 1 else str(default)
     if not Path(elf).is_file():
         sys.exit(f"error: {elf} not found (make -C firmware all)")
     s = symbols(elf)
@@ -59,11 +60,16 @@ def main():
     for i, pc in enumerate(trace):
         if pc != vec:
             continue
-        j = trace.index(isr_out, i)
-        k = trace.index(app_out, i)
+        try:
+            j = trace.index(isr_out, i)
+            k = trace.index(app_out, i)
+        except ValueError:
+            continue                      # the log ends inside this pulse
         isr.append(j - i)
         app.append(k - i)
         pendsv.append(sum(pend_lo <= p < pend_hi for p in trace[i:k]))
+    if not isr:
+        sys.exit(f"error: no complete pulse in the execution log of {elf}")
     print(f"{len(isr)} pulses; instructions from the vector's first one (median, min, max)")
     for name, v in (("vector → ISR_OUT", isr), ("vector → APP_OUT", app),
                     ("… of which in PendSV", pendsv)):

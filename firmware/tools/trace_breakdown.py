@@ -222,4 +222,8 @@ if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in MODES:
         print("usage: trace_breakdown.py path|sections|tick CAPTURE", file=sys.stderr)
         sys.exit(2)
-    MODES[sys.argv[1]](load(sys.argv[2]))
+    try:
+        cap = load(sys.argv[2])
+    except Exception as e:  # noqa: BLE001 - any unreadable capture: one line, no traceback
+        sys.exit(f"error: {e}")
+    MODES[sys.argv[1]](cap)
