@@ -50,6 +50,9 @@ static inline bool k_tick_reached(uint32_t deadline, uint32_t now)
     return (int32_t)(deadline - now) <= 0;
 }
 
+/* The event attached to each interrupt id (irq.c; NULL: none). */
+extern struct k_event *k_sysintr_events[K_SYSINTR_MAX];
+
 /* Scheduler primitives (sched.c); all need interrupts masked. */
 void k_sched_make_ready(struct k_thread *t);
 void k_sched_resched(void);
@@ -59,6 +62,8 @@ int k_sched_block(struct k_waitq *q, uint32_t timeout_ms, arch_irq_key_t key);
 void k_waitq_init(struct k_waitq *q);
 /* Wake the first waiter of q with result; returns it or NULL. */
 struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result);
+/* The same, then reschedule if one was woken (the IST hand-off's single call). */
+struct k_thread *k_waitq_wake_one_resched(struct k_waitq *q, int result);
 static inline struct k_thread *k_waitq_first(const struct k_waitq *q)
 {
     return k_list_empty(&q->head) ? NULL : K_CONTAINER_OF(q->head.next, struct k_thread, link);

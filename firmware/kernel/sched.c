@@ -15,9 +15,12 @@ static struct k_list ready_lists[K_NUM_PRIO];
 static uint32_t ready_summary; /* bit g: ready_words[g] != 0 */
 static uint32_t ready_words[K_NUM_PRIO / 32u];
 /*
- * The scheduler's decision, computed once: sched_highest() fills it, every change
- * of the ready queue (insert, remove, rotate) clears it. An interrupt that wakes a
- * thread decides in k_sched_resched and the switch at the trap's end reuses it.
+ * The scheduler's decision (the head of the highest ready level, or the idle
+ * thread), computed once: sched_highest() fills it, a removal or rotation clears
+ * it, and an insertion updates it in O(1) (the inserted thread either becomes the
+ * head of the highest level or leaves the decision as it was). So a wake-up never
+ * searches the bitmap: the tick and the IST hand-off decide with one comparison,
+ * and the switch at the trap's end reuses the decision.
  */
 static struct k_thread *sched_next;
 static struct k_list timeouts; /* sorted by deadline, earliest first */
@@ -61,7 +64,9 @@ static K_INLINE void ready_insert(struct k_thread *t, bool at_head)
     k_list_insert_before(at_head ? l->next : l, &t->link);
     ready_words[p >> 5] |= 1u << (p & 31u);
     ready_summary |= 1u << (p >> 5);
-    sched_next = NULL;
+    struct k_thread *n = sched_next;
+    if (n != NULL && (n == &idle_thread || p < n->prio || (at_head && p == n->prio)))
+        sched_next = t; /* above the old choice, or first at its level */
     ARCH_COST(2);
 }
 
@@ -74,16 +79,15 @@ static K_INLINE void ready_remove(struct k_thread *t)
         if (ready_words[p >> 5] == 0)
             ready_summary &= ~(1u << (p >> 5));
     }
-    sched_next = NULL;
+    /* Nothing left ready (a thread going to sleep on an idle system): no search. */
+    sched_next = ready_summary == 0 ? &idle_thread : NULL;
     ARCH_COST(2);
 }
 
-static K_INLINE struct k_thread *sched_highest(void)
+/* The bitmap search, out of line: only after a removal or rotation. */
+static struct k_thread *sched_search(void)
 {
-    ARCH_COST(2);
-    struct k_thread *t = sched_next;
-    if (t != NULL)
-        return t;
+    struct k_thread *t;
     if (ready_summary == 0) {
         t = &idle_thread;
     } else {
@@ -93,6 +97,13 @@ static K_INLINE struct k_thread *sched_highest(void)
     }
     sched_next = t;
     return t;
+}
+
+static K_INLINE struct k_thread *sched_highest(void)
+{
+    ARCH_COST(2);
+    struct k_thread *t = sched_next;
+    return t != NULL ? t : sched_search();
 }
 
 /* Move the head of t's level to the tail: round-robin among equals. */
@@ -107,10 +118,15 @@ static bool ready_rotate(struct k_thread *t)
     return true;
 }
 
-void k_sched_resched(void)
+static K_INLINE void resched(void)
 {
     if (started && sched_highest() != k_current)
         arch_switch_pend();
+}
+
+void k_sched_resched(void)
+{
+    resched();
 }
 
 /* Inlined into the wake-up paths of this file (tick, wait queues). */
@@ -121,7 +137,7 @@ static K_INLINE void make_ready(struct k_thread *t)
     ready_insert(t, false);
 }
 
-void k_sched_make_ready(struct k_thread *t)
+K_COLD void k_sched_make_ready(struct k_thread *t)
 {
     make_ready(t);
 }
@@ -204,7 +220,14 @@ void k_tick_announce_from_isr(uint32_t n)
             ready_rotate(cur);
         }
     }
-    k_sched_resched();
+    /*
+     * Taken from idle, the tick leaves the switch to the thread it woke to the idle
+     * thread (its loop asks for it with an ecall): the tick's trap stays short, and an
+     * interrupt that arrives meanwhile is taken between the two traps instead of
+     * waiting for both (docs/kernel.md, non-preemptible sections).
+     */
+    if (cur != &idle_thread)
+        resched();
     arch_irq_unlock(key);
     TRACE_TICK_EXIT();
 }
@@ -216,12 +239,12 @@ uint32_t k_uptime_ticks(void)
 
 /* ---- waiting ---------------------------------------------------------------- */
 
-void k_waitq_init(struct k_waitq *q)
+K_COLD void k_waitq_init(struct k_waitq *q)
 {
     k_list_init(&q->head);
 }
 
-struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
+static K_INLINE struct k_thread *wake_one(struct k_waitq *q, int result)
 {
     struct k_thread *t = k_waitq_first(q);
     if (t == NULL)
@@ -234,6 +257,24 @@ struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
         ARCH_COST(1); /* same cost either way on the host's cycle model */
     t->wake_result = result;
     make_ready(t);
+    return t;
+}
+
+struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
+{
+    return wake_one(q, result);
+}
+
+/*
+ * The IST hand-off (an auto-reset event set by an ISR): wake the first waiter and
+ * decide, in one call. The decision is one comparison (ready_insert), and the
+ * switch at the trap's end reuses it.
+ */
+struct k_thread *k_waitq_wake_one_resched(struct k_waitq *q, int result)
+{
+    struct k_thread *t = wake_one(q, result);
+    if (t != NULL)
+        resched();
     return t;
 }
 
@@ -286,12 +327,14 @@ K_COLD static void stack_prepare(struct k_thread *t, void *stack, size_t size)
     t->stack_size = hi - lo;
 }
 
-static bool stack_intact(const struct k_thread *t)
+static K_INLINE bool stack_intact(const struct k_thread *t)
 {
+    /* Every word compared, one branch: this runs on each switch. */
+    uint32_t diff = 0;
+#pragma GCC unroll 8
     for (unsigned i = 0; i < K_CONFIG_STACK_CANARY_WORDS; i++)
-        if (t->stack_limit[i] != K_STACK_CANARY)
-            return false;
-    return true;
+        diff |= t->stack_limit[i] ^ K_STACK_CANARY;
+    return diff == 0;
 }
 
 size_t k_thread_stack_unused(const struct k_thread *t)
@@ -446,6 +489,8 @@ static void idle_entry(void *arg)
             TRACE_IDLE_ENTER();
             arch_idle_wait();
             TRACE_IDLE_WAKE();
+        } else {
+            arch_switch_pend(); /* a tick taken from idle woke a thread: switch to it */
         }
         arch_irq_unlock(key);
     }

@@ -10,17 +10,17 @@ K_COLD void k_event_init(struct k_event *ev, bool manual_reset, bool initially_s
     ev->signaled = initially_signaled;
 }
 
-static void event_set_locked(struct k_event *ev)
+static K_INLINE void event_set_locked(struct k_event *ev)
 {
     if (ev->manual_reset) {
         ev->signaled = true;
         /* O(waiters) with interrupts masked; see docs/kernel.md. */
         while (k_waitq_wake_one(&ev->waiters, K_OK) != NULL)
             ;
-    } else if (k_waitq_wake_one(&ev->waiters, K_OK) == NULL) {
-        ev->signaled = true;
+        k_sched_resched();
+    } else if (k_waitq_wake_one_resched(&ev->waiters, K_OK) == NULL) {
+        ev->signaled = true; /* no waiter: the next wait returns at once */
     }
-    k_sched_resched();
 }
 
 void k_event_set(struct k_event *ev)
@@ -33,9 +33,21 @@ void k_event_set(struct k_event *ev)
 void k_event_set_from_isr(struct k_event *ev)
 {
     /* Same body: arch_switch_pend defers the switch to the end of the interrupt. */
-    arch_irq_key_t key = arch_irq_lock();
-    event_set_locked(ev);
-    arch_irq_unlock(key);
+    k_event_set(ev);
+}
+
+/*
+ * The IST hand-off: the event attached to an interrupt id (irq.c) is set here,
+ * straight into k_event_set; for an auto-reset event the waiter is woken and the
+ * scheduler's decision made in one call (k_waitq_wake_one_resched).
+ */
+void k_isr_signal(uint32_t id)
+{
+    struct k_event *ev = id < K_SYSINTR_MAX ? k_sysintr_events[id] : NULL;
+    if (ev != NULL) {
+        k_event_set(ev);
+        TRACE_IST_WAKE();
+    }
 }
 
 void k_event_reset(struct k_event *ev)
@@ -73,10 +85,8 @@ K_COLD void k_sem_init(struct k_sem *s, uint32_t initial, uint32_t max)
 static int sem_give_locked(struct k_sem *s)
 {
     /* A waiter takes the unit directly, so a higher-priority thread cannot steal it. */
-    if (k_waitq_wake_one(&s->waiters, K_OK) != NULL) {
-        k_sched_resched();
+    if (k_waitq_wake_one_resched(&s->waiters, K_OK) != NULL)
         return K_OK;
-    }
     if (s->count >= s->max)
         return K_EOVERFLOW;
     s->count++;

@@ -7,6 +7,7 @@ docs/kernel.md:
 
     python firmware/tools/trace_breakdown.py path CAPTURE       # RT_TRACE=1 capture
     python firmware/tools/trace_breakdown.py sections CAPTURE   # RT_TRACE=2 capture
+    python firmware/tools/trace_breakdown.py tick CAPTURE       # RT_TRACE=3 capture
 
 ``path``: the interrupt path of every pulse cut at its trace points, in SoC cycles
 (median, min, max over the pulses that did not meet another trap or masked section).
@@ -14,6 +15,8 @@ docs/kernel.md:
 sections of threads without the idle thread's wait), the longest of each kind, and
 for the pulses whose ISR latency exceeds the median by more than 2 µs, what held
 the CPU when the edge came.
+``tick``: the tick interrupts (traps without ISR_OUT and with the tick's entry and
+exit pulses) cut at those pulses and at the switch, with and without a switch.
 """
 
 import sys
@@ -178,8 +181,49 @@ def sections(cap, top=8):
         print(f"| {name} | {len(v)} | {max(v):.2f} |")
 
 
+def tick(cap):
+    e, pc = _edges(cap)
+    trap = _intervals(*e[Input.MARKER0])
+    m1 = e[Input.MARKER1][0]
+    isr_r = e[Input.ISR_OUT][0]
+    kinds = {2: ("tick, no switch", ["trap entry → tick entry (timer re-armed)",
+                                     "tick entry → tick exit (kernel)",
+                                     "tick exit → trap exit", "trap entry → trap exit"]),
+             3: ("tick with a switch", ["trap entry → tick entry (timer re-armed)",
+                                        "tick entry → tick exit (kernel)",
+                                        "tick exit → scheduler switch",
+                                        "switch → trap exit", "trap entry → trap exit"])}
+    rows = {n: defaultdict(list) for n in kinds}
+    for a, b in trap:
+        r = _after(isr_r, a)
+        if r is not None and r < b:
+            continue                      # a stimulus trap
+        lo, hi = np.searchsorted(m1, a), np.searchsorted(m1, b)
+        pts = [int(a)] + [int(x) for x in m1[lo:hi]] + [int(b)]
+        n = len(pts) - 2
+        if n not in kinds:
+            continue                      # an ecall (one pulse: the switch)
+        for name, x, y in zip(kinds[n][1], pts, pts[1:]):
+            rows[n][name].append((y - x) / pc)
+        rows[n][kinds[n][1][-1]].append((b - a) / pc)
+    for n, (title, steps) in kinds.items():
+        count = len(rows[n][steps[-1]])
+        print(f"\n{title}: {count} traps; SoC cycles (20 ns)\n")
+        print("| step | median | min | max |\n| --- | --- | --- | --- |")
+        for name in steps:
+            v = np.array(rows[n][name])
+            if len(v):
+                print(f"| {name} | {np.median(v):.1f} | {v.min():.1f} | {v.max():.1f} |")
+
+
+MODES = {"path": path, "sections": sections, "tick": tick}
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("path", "sections"):
-        print("usage: trace_breakdown.py path|sections CAPTURE", file=sys.stderr)
+    if len(sys.argv) != 3 or sys.argv[1] not in MODES:
+        print("usage: trace_breakdown.py path|sections|tick CAPTURE", file=sys.stderr)
         sys.exit(2)
-    {"path": path, "sections": sections}[sys.argv[1]](load(sys.argv[2]))
+    try:
+        cap = load(sys.argv[2])
+    except Exception as e:  # noqa: BLE001 - any unreadable capture: one line, no traceback
+        sys.exit(f"error: {e}")
+    MODES[sys.argv[1]](cap)

@@ -13,6 +13,10 @@
  *   MARKER2  high while the idle thread waits for an interrupt (wfi); cleared
  *            again by the switch when the interrupt taken from the wait switches
  *            away, so a later trap of another thread is not counted as one from idle
+ * RT_TRACE=3, the tick interrupt:
+ *   MARKER0  high from trap entry to trap exit
+ *   MARKER1  one pulse at the tick's kernel entry (after the timer is re-armed),
+ *            one at its exit, one at the scheduler switch
  *
  * docs/kernel.md has the measured breakdown made with these.
  */
@@ -53,6 +57,10 @@
 #define TRACE_IDLE_ENTER()     RT_MARK_SET(SOC_OUT_MARKER2)
 #define TRACE_IDLE_WAKE()      RT_MARK_CLR(SOC_OUT_MARKER2)
 #define TRACE_SWITCH(from, to) ((void)(from), (void)(to), RT_MARK_CLR(SOC_OUT_MARKER2))
+#elif RT_TRACE == 3
+#define TRACE_TICK_ENTER()     RT_MARK_PULSE(SOC_OUT_MARKER1)
+#define TRACE_TICK_EXIT()      RT_MARK_PULSE(SOC_OUT_MARKER1)
+#define TRACE_SWITCH(from, to) ((void)(from), (void)(to), RT_MARK_PULSE(SOC_OUT_MARKER1))
 #endif
 #endif /* RT_TRACE && !__ASSEMBLER__ */
 

@@ -34,18 +34,26 @@ volatile uint32_t riscv_switch_pending;
 static uint32_t cycles_per_tick;
 static uint32_t tick_last_lo, tick_last_hi; /* mtime of the last announced tick boundary */
 static uint32_t idle_ticks; /* != 0 while the timer is programmed for a tickless idle */
+static uint32_t compare_hi; /* the high word of mtimecmp as last written */
 
-static inline void tick_last_add(uint32_t cycles)
+static K_INLINE void tick_last_add(uint32_t cycles)
 {
     uint32_t lo = tick_last_lo + cycles;
     tick_last_hi += lo < tick_last_lo;
     tick_last_lo = lo;
 }
 
-static inline void set_compare_after_last(uint32_t cycles)
+static K_INLINE void set_compare_after_last(uint32_t cycles)
 {
     uint32_t lo = tick_last_lo + cycles;
-    riscv_board_set_mtimecmp(tick_last_hi + (lo < tick_last_lo), lo);
+    uint32_t hi = tick_last_hi + (lo < tick_last_lo);
+    /* Same high word (all but once per 2^32 cycles): one write, no intermediate value. */
+    if (hi == compare_hi) {
+        riscv_board_set_mtimecmp_lo(lo);
+    } else {
+        compare_hi = hi;
+        riscv_board_set_mtimecmp(hi, lo);
+    }
 }
 
 K_COLD void arch_thread_init(struct k_thread *t, void *stack, size_t size)
@@ -63,13 +71,24 @@ K_COLD void arch_thread_init(struct k_thread *t, void *stack, size_t size)
     t->arch.sp = f;
 }
 
+/*
+ * The ecall that switches: trap.S does not save the caller-saved registers for it,
+ * so they are declared clobbered (the compiler keeps nothing live in them across).
+ */
+#define RISCV_ECALL_SWITCH()                                                                       \
+    __asm__ volatile("ecall"                                                                       \
+                     :                                                                             \
+                     :                                                                             \
+                     : "ra", "t0", "t1", "t2", "t3", "t4", "t5", "t6", "a0", "a1", "a2", "a3",     \
+                       "a4", "a5", "a6", "a7", "memory")
+
 void arch_switch_pend(void)
 {
     if (riscv_isr_depth != 0) {
         riscv_switch_pending = 1;
         return;
     }
-    __asm__ volatile("ecall" : : : "memory");
+    RISCV_ECALL_SWITCH();
 }
 
 K_COLD void arch_start(void)
@@ -77,7 +96,7 @@ K_COLD void arch_start(void)
     uint32_t mie = MIE_MTIE | MIE_MEIE;
     __asm__ volatile("csrs mie, %0" : : "r"(mie) : "memory");
     /* The boot context is saved into a pseudo-thread that never runs again. */
-    __asm__ volatile("ecall" : : : "memory");
+    RISCV_ECALL_SWITCH();
     for (;;)
         ;
 }
@@ -127,6 +146,7 @@ K_COLD void arch_timer_start(void)
     tick_last_lo = (uint32_t)now;
     tick_last_hi = (uint32_t)(now >> 32);
     idle_ticks = 0;
+    compare_hi = ~tick_last_hi; /* differs: the first write sets both words */
     set_compare_after_last(cycles_per_tick);
 }
 

@@ -11,6 +11,8 @@ uint64_t riscv_board_mtime(void);
 uint32_t riscv_board_mtime_lo(void);
 /* Program mtimecmp (high and low word) so that no intermediate value fires early. */
 void riscv_board_set_mtimecmp(uint32_t hi, uint32_t lo);
+/* Program the low word of mtimecmp only (the high word stays). */
+void riscv_board_set_mtimecmp_lo(uint32_t lo);
 /*
  * Machine external interrupt, called from trap.S with interrupts masked: run the
  * source's ISR through k_isr_run. Keep it direct: it is the interrupt latency.

@@ -2,14 +2,15 @@
  * The one trap entry (mtvec direct mode: VexRiscv ignores the vectored mode bits).
  *
  * Fast path. An interrupt saves only the registers a C function may clobber
- * (ra, t0..t6, a0..a7: 16 words) and calls its handler directly: no trap decode
+ * (ra, t0..t6, a0..a7: 16 words; an ecall not even those) and calls its handler directly: no trap decode
  * in C, no table. The callee-saved registers (s0..s11, gp, tp) and mepc/mstatus
  * are saved only when the trap ends in a context switch; without a switch the
  * handler's C code has preserved them and mepc/mstatus are still in their CSRs
  * (interrupts do not nest: MIE stays clear until mret).
  *
  * Frame (128 bytes on the interrupted thread's stack, word n at 4*n):
- *   0 mepc, 1 x1 (ra), 2 mstatus, 3..31 x3..x31.
+ *   0 mepc (bit 0 set: an ecall frame, without caller-saved registers),
+ *   1 x1 (ra), 2 mstatus, 3..31 x3..x31.
  * A thread that is not running has a complete frame at its saved sp
  * (arch_thread_init builds one for a new thread).
  *
@@ -30,6 +31,8 @@ riscv_trap_entry:
     sw      x5, 20(sp)              /* t0, t1 first: the trace hook may use them */
     sw      x6, 24(sp)
     TRACE_ASM_TRAP_ENTER
+    csrr    t0, mcause
+    bgez    t0, .Lexception         /* bit 31 clear: synchronous */
     sw      x1, 4(sp)
     sw      x7, 28(sp)
     sw      x10, 40(sp)
@@ -44,8 +47,6 @@ riscv_trap_entry:
     sw      x29, 116(sp)
     sw      x30, 120(sp)
     sw      x31, 124(sp)
-    csrr    t0, mcause
-    bgez    t0, .Lexception         /* bit 31 clear: synchronous */
     li      t1, 1
     sw      t1, riscv_isr_depth, t2 /* arch_in_isr() while the handler runs */
     andi    t0, t0, 0x1F
@@ -85,13 +86,21 @@ riscv_trap_entry:
 .Lexception:
     li      t1, 11                  /* ecall from machine mode */
     bne     t0, t1, .Lfatal
-    csrr    t0, mepc                /* resume after the ecall */
-    addi    t0, t0, 4
-    csrw    mepc, t0
-    /* fall through: an ecall always asks for a switch */
+    /*
+     * An ecall frame. arch_switch_pend's ecall declares every caller-saved register
+     * clobbered, so they are neither saved here nor loaded when the thread resumes;
+     * bit 0 of the saved mepc (always 0 in the CSR: no compressed instructions)
+     * marks such a frame.
+     */
+    csrr    t0, mepc
+    addi    t0, t0, 4 + 1           /* resume after the ecall; bit 0: ecall frame */
+    j       .Lsave
 
 .Lswitch:
     /* Complete the outgoing frame, make the scheduler's choice, load its frame. */
+    csrr    t0, mepc
+.Lsave:
+    sw      t0, 0(sp)
     sw      zero, riscv_switch_pending, t0
     sw      x3, 12(sp)
     sw      x4, 16(sp)
@@ -107,8 +116,6 @@ riscv_trap_entry:
     sw      x25, 100(sp)
     sw      x26, 104(sp)
     sw      x27, 108(sp)
-    csrr    t0, mepc
-    sw      t0, 0(sp)
     csrr    t0, mstatus             /* MPIE: the thread's own interrupt mask */
     sw      t0, 8(sp)
     lw      a0, k_current
@@ -116,6 +123,8 @@ riscv_trap_entry:
     call    k_sched_switch_hook     /* returns the incoming thread */
     lw      sp, 0(a0)
     lw      t0, 0(sp)
+    andi    t1, t0, 1               /* 1: the incoming thread left with an ecall */
+    xor     t0, t0, t1
     csrw    mepc, t0
     lw      t0, 8(sp)
     csrw    mstatus, t0
@@ -133,7 +142,10 @@ riscv_trap_entry:
     lw      x25, 100(sp)
     lw      x26, 104(sp)
     lw      x27, 108(sp)
-    j       .Lreturn
+    beqz    t1, .Lreturn
+    TRACE_ASM_TRAP_EXIT             /* an ecall frame: no caller-saved registers to load */
+    addi    sp, sp, FRAME
+    mret
 
 .Lfatal:
     li      a0, 0xE3                /* K_ERR_BAD_EXCEPTION */

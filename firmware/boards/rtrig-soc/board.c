@@ -87,7 +87,7 @@ void board_stim_ack(void)
 static k_isr_fn test_isr;
 static void *test_arg;
 
-static uint32_t test_isr_wrapper(void *arg)
+K_COLD static uint32_t test_isr_wrapper(void *arg)
 {
     (void)arg;
     board_stim_ack();
@@ -133,6 +133,11 @@ void riscv_board_set_mtimecmp(uint32_t hi, uint32_t lo)
     /* Low word to all ones first so no intermediate value fires early. */
     SOC_REG(SOC_MTIMECMP_LO) = 0xFFFFFFFFu;
     SOC_REG(SOC_MTIMECMP_HI) = hi;
+    SOC_REG(SOC_MTIMECMP_LO) = lo;
+}
+
+void riscv_board_set_mtimecmp_lo(uint32_t lo)
+{
     SOC_REG(SOC_MTIMECMP_LO) = lo;
 }
 

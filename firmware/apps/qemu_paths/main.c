@@ -1,0 +1,62 @@
+/*
+ * qemu_paths: the rt_test interrupt path on the Cortex-M port, for counting its
+ * instructions under QEMU (mps2-an385), where no rig can reach (tools/qemu_paths.py).
+ *
+ * The ISR and the APP thread are rt_test's: the ISR raises and drops ISR_OUT and
+ * returns the interrupt id, whose event wakes APP (priority 0), which raises and
+ * drops APP_OUT. A driver thread at priority 1 pends the stimulus line (NVIC,
+ * software) QP_PULSES times, once APP waits again, then exits. The labels
+ * qp_isr_out and qp_app_out mark the instructions that raise the two outputs.
+ */
+#include "board.h"
+#include "board_pins.h"
+#include "kernel.h"
+
+#define QP_PULSES    64u
+#define SYSINTR_STIM 1u
+
+static struct k_event stim_event;
+static struct k_thread app_thread, drv_thread;
+static uint64_t app_stack[512u / 8u];
+static uint64_t drv_stack[512u / 8u];
+
+static uint32_t stim_isr(void *arg)
+{
+    (void)arg;
+    __asm__ volatile(".globl qp_isr_out\nqp_isr_out:" ::: "memory");
+    rig_out_set(RIG_ISR_OUT);
+    board_stim_ack();
+    rig_out_clear(RIG_ISR_OUT);
+    return SYSINTR_STIM;
+}
+
+static void app_entry(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        (void)k_event_wait(&stim_event, K_FOREVER);
+        __asm__ volatile(".globl qp_app_out\nqp_app_out:" ::: "memory");
+        rig_out_set(RIG_APP_OUT);
+        rig_out_clear(RIG_APP_OUT);
+    }
+}
+
+static void drv_entry(void *arg)
+{
+    (void)arg;
+    for (unsigned i = 0; i < QP_PULSES; i++)
+        board_irq_trigger(0, stim_isr, NULL); /* APP has run and waits again on return */
+    board_exit(0);
+}
+
+int main(void)
+{
+    board_init();
+    k_init();
+    k_event_init(&stim_event, false, false);
+    k_irq_attach(SYSINTR_STIM, &stim_event);
+    k_thread_create(&app_thread, "app", app_entry, NULL, app_stack, sizeof app_stack, 0, 0);
+    k_thread_create(&drv_thread, "drv", drv_entry, NULL, drv_stack, sizeof drv_stack, 1, 0);
+    k_start();
+    return 0;
+}
