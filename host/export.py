@@ -117,8 +117,11 @@ def write_csv(cap, f, chunk=200_000):
     """One row per pulse (see :func:`pulse_table`), times in ns; empty = no value.
 
     Times are integers when the tick is a whole number of ns (10 ns at 100 MHz),
-    else they carry three decimals.
+    else they carry three decimals. A suite capture (``rtrig suite``) gets one row per
+    iteration instead (:func:`write_suite_csv`).
     """
+    if cap.meta.get("mode") == "suite":
+        return write_suite_csv(cap, f)
     cols, names = pulse_table(cap)
     tick_ns = _tick_ns(cap)
     whole = abs(tick_ns - round(tick_ns)) < 1e-9
@@ -142,6 +145,30 @@ def write_csv(cap, f, chunk=200_000):
                 v = np.where(v < 0, -1, scaled)
             part.append(v)
         f.write(_decimal_bytes(part, decimals))
+
+
+def _ns_text(ns):
+    """A time in ns with at most three decimals, never in exponent form."""
+    return f"{ns:.3f}".rstrip("0").rstrip(".")
+
+
+def write_suite_csv(cap, f):
+    """One row per iteration of a suite capture: test, iteration (0 = cold), start
+    time and the rig's interval in ns, missed, and the target's own cycle count (empty
+    when it gave none)."""
+    from .report.suite import suite_iterations
+    per_test, cycles = suite_iterations(cap)
+    tick_ns = _tick_ns(cap)
+    f.write(b"test,iteration,start_ns,time_ns,missed,self_timed_cycles\n")
+    for name, it in per_test.items():
+        own = cycles.get(name) or []
+        lines = []
+        for k, r in enumerate(it):
+            c = str(own[k]) if k < len(own) else ""
+            t = "" if r["missed"] else _ns_text(int(r["interval"]) * tick_ns)
+            start = _ns_text(int(r["start"]) * tick_ns)
+            lines.append(f"{name},{k},{start},{t},{int(r['missed'])},{c}\n")
+        f.write("".join(lines).encode())
 
 
 # ------------------------------------------------------------------------------ JSON

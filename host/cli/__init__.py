@@ -18,6 +18,7 @@ from .info import info
 from .options import CONTEXT, FREQUENCY, BoardChoice, RigOptions
 from .report import export, report
 from .selftest import selftest
+from .suite import suite
 from .sweep import sweep
 
 __all__ = ["cli", "main"]
@@ -49,7 +50,7 @@ def cli(ctx, port, sim, debug, sim_board, sim_link, baud):
                          sim_board.lower() if sim_board else None, sim_link, int(baud))
 
 
-for _command in (info, capture, sweep, selftest, report, export, build_cmd, flash_cmd):
+for _command in (info, capture, sweep, suite, selftest, report, export, build_cmd, flash_cmd):
     cli.add_command(_command)
 
 

@@ -27,6 +27,7 @@ from .figures import (
     timeline_figure,
 )
 from .reduction import CaptureReduction
+from .suite import suite_section
 
 __all__ = ["build_report", "write_report"]
 
@@ -172,6 +173,8 @@ def _capture_section(page, cap, label, per_channel, pers):
     page.add(f'<h2 id="{html.escape(label)}">{html.escape(label)}: '
              f"{html.escape(cap.path.name)}</h2>")
     page.add(f'<table class="meta">{_describe(cap)}</table>')
+    if cap.meta.get("mode") == "suite":
+        suite_section(page, cap, _table)
     if per_channel:
         page.add("<h3>Latency, µs (stimulus rising edge → response rising edge)</h3>")
         page.add(_table(_SUMMARY_HEADS, _summary_rows(per_channel)))

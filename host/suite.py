@@ -1,0 +1,278 @@
+"""The kernel suite timed by the rig: every iteration of every test, from outside.
+
+The target runs the ``suite`` program (``firmware/apps/suite``; the marker protocol in
+docs/suite.md): per test, MARKER2 is high around its iterations; per iteration,
+MARKER0 rises as the timed operation starts and MARKER1 as it completes. The rig
+timestamps those edges (raw events, 10 ns on a 100 MHz rig) and the host pairs each
+MARKER0 rise with the MARKER1 rise after it: one interval per iteration, cut into
+tests by MARKER2. On the SoC twin the program also counts each iteration itself
+(``mcycle``) and writes the counts as TRACE words; they are compared with the rig's
+figure iteration by iteration.
+
+Two events per iteration go over the link, so the iterations must be far enough apart
+for it (docs/suite.md); an event the rig could not queue is counted
+(``EVT_OVERFLOW``) and makes the run incomplete, never silently wrong.
+
+One STIM0 pulse starts the run (the program waits for it), so a rig on a real board
+runs the suite the same way on a firmware that follows docs/suite.md.
+"""
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import LinkError, UsageError
+from ..protocol import Input, PacketType
+from ..units import format_s
+from .analysis import ticks_to_ns
+from .link import decode_events
+from .run import CaptureRun, Progress, capture_meta
+from .settings import CaptureSettings
+
+__all__ = ["TESTS", "patch_config", "parse_trace", "select_tests", "run_suite",
+           "split_tests", "iteration_figures", "SuiteResult", "ITERATION_DTYPE"]
+
+#: The suite's tests, in the program's order (index = bit of the config's test mask).
+TESTS = ("event_wake", "sem_uncontended", "sem_wake", "mutex_uncontended", "mutex_handoff",
+         "critical_section", "yield", "thread_switch_2", "thread_switch_10",
+         "thread_switch_128", "priority_inversion", "priority_inversion_no_pi")
+#: One iteration as the rig saw it: MARKER0 rise (ticks), MARKER0 rise → MARKER1 rise
+#: (ticks), and whether MARKER1 never rose (``interval`` then 0).
+ITERATION_DTYPE = np.dtype([("start", "<u8"), ("interval", "<u8"), ("missed", "?")])
+#: The configuration block's magic in the program image (docs/suite.md).
+MAGIC = b"RTSUITE1"
+#: TRACE words framing a test and a run (docs/suite.md).
+TRACE_BEGIN, TRACE_END, TRACE_RUN_END = 0x5E000000, 0x5EFF0000, 0x5EFFFFFF
+#: Raw events kept (``EDGE_EN``): MARKER0 and MARKER1 rising, MARKER2 both ways.
+_EDGE_EN = 1 << Input.MARKER0 | 1 << Input.MARKER1 | 1 << Input.MARKER2 \
+    | 1 << (8 + Input.MARKER2)
+#: The start pulse: one STIM0 pulse of 50 µs.
+_GO_FREQ = 10_000
+#: Seconds without a new test beginning or ending before the run is given up.
+_STALL_S = 120.0
+
+
+def select_tests(text):
+    """``"a,b"`` (or None: every test) → the names, in the program's order."""
+    if not text:
+        return TESTS
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [n for n in names if n not in TESTS]
+    if unknown:
+        raise UsageError(f"unknown suite test '{unknown[0]}'", hint="tests: " + ", ".join(TESTS))
+    return tuple(t for t in TESTS if t in names)
+
+
+def patch_config(image, iterations, tests, pause_cycles=1000):
+    """A copy of the program ``image`` (bytes) with its configuration block set."""
+    at = image.find(MAGIC)
+    if at < 0 or at % 4:
+        raise UsageError("the firmware has no suite configuration block (magic RTSUITE1)",
+                         hint="build it with `make -C firmware all` (suite.bin)")
+    if not 0 < iterations < 1 << 32:
+        raise UsageError(f"iterations must be at least 1, got {iterations}")
+    mask = sum(1 << TESTS.index(t) for t in tests)
+    words = np.array([iterations, mask, pause_cycles, 0], dtype="<u4").tobytes()
+    start = at + len(MAGIC)
+    return image[:start] + words + image[start + len(words):]
+
+
+def parse_trace(words):
+    """TRACE words → the tests of one run: [{"index", "loaded", "counts"}] in order, and
+    whether the run's end word was seen. Words outside a test are ignored."""
+    tests, cur, ended = [], None, False
+    for w in words:
+        if w == TRACE_RUN_END:
+            ended = True
+            break
+        if w & 0xFFFF0000 == TRACE_END:
+            if cur is not None:
+                tests.append(cur)
+            cur = None
+        elif w & 0xFF000000 == TRACE_BEGIN:
+            cur = {"index": w & 0xFFFF, "loaded": bool(w >> 16 & 1), "counts": []}
+        elif cur is not None:
+            cur["counts"].append(int(w))
+    return tests, ended
+
+
+def _read_trace(path):
+    if path is None or not Path(path).exists():
+        return []
+    words = []
+    for line in Path(path).read_text().split():
+        try:
+            words.append(int(line) & 0xFFFFFFFF)
+        except ValueError:
+            pass
+    return words
+
+
+def split_tests(events, tests):
+    """The iterations of each test (:data:`ITERATION_DTYPE`): between the k-th MARKER2
+    rise and the fall after it, for the k-th of ``tests``, each MARKER0 rise paired with
+    the first MARKER1 rise after it (none before the next MARKER0 rise: missed)."""
+    order = np.argsort(events["t"], kind="stable")
+    ev = events[order]
+    t = ev["t"].astype(np.int64)
+    m2 = ev["input"] == Input.MARKER2
+    rises = t[m2 & (ev["rising"] == 1)]
+    falls = t[m2 & (ev["rising"] == 0)]
+    out = {}
+    for k, name in enumerate(tests):
+        if k >= len(rises):
+            break
+        end = falls[falls > rises[k]]
+        hi = end[0] if len(end) else np.iinfo(np.int64).max
+        inside = (t >= rises[k]) & (t < hi) & (ev["rising"] == 1)
+        kinds, times = ev["input"][inside], t[inside]
+        its, start = [], None
+        for kind, when in zip(kinds, times, strict=True):
+            if kind == Input.MARKER0:
+                if start is not None:
+                    its.append((start, 0, True))
+                start = when
+            elif kind == Input.MARKER1 and start is not None:
+                its.append((start, when - start, False))
+                start = None
+        if start is not None:
+            its.append((start, 0, True))
+        out[name] = np.array(its, dtype=ITERATION_DTYPE)
+    return out
+
+
+def _percent_weak(n, p):
+    """Fewer than 10 samples lie beyond percentile ``p`` of ``n``: too short to claim."""
+    return n * (1 - p / 100) < 10
+
+
+def iteration_figures(its, tick_hz, counts=None, cycle_ticks=None, offset_cycles=0):
+    """One test's figures (ns) from its iterations ``its`` (:data:`ITERATION_DTYPE`):
+    count, cold (iteration 0), min, mean, p50, p99, p99.99, max over the iterations
+    after the first, and with ``counts`` (the target's own cycle counts,
+    ``cycle_ticks`` rig ticks each) their agreement with the rig."""
+    rec = its
+    missed = its["missed"]
+    lat = ticks_to_ns(its["interval"], tick_hz)
+    out = {"count": int(len(rec)), "missed": int(missed.sum()),
+           "cold_ns": round(float(lat[0]), 1) if len(rec) and not missed[0] else None}
+    warm = lat[1:][~missed[1:]]
+    if len(warm):
+        pct = np.percentile(warm, [50, 99, 99.99], method="inverted_cdf")
+        out.update(min_ns=round(float(warm.min()), 1), mean_ns=round(float(warm.mean()), 1),
+                   p50_ns=round(float(pct[0]), 1), p99_ns=round(float(pct[1]), 1),
+                   p9999_ns=round(float(pct[2]), 1), max_ns=round(float(warm.max()), 1))
+    else:
+        out.update(dict.fromkeys(("min_ns", "mean_ns", "p50_ns", "p99_ns", "p9999_ns",
+                                  "max_ns")))
+    out["weak"] = [k for k, p in (("p99", 99), ("p9999", 99.99)) if _percent_weak(len(warm), p)]
+    if counts is not None:
+        c = np.asarray(counts, dtype=np.int64)
+        n = min(len(c), len(rec))
+        diff = rec["interval"][:n].astype(np.int64) - c[:n] * cycle_ticks \
+            - offset_cycles * cycle_ticks
+        diff = diff[~missed[:n]]
+        worst = int(np.abs(diff).max()) if len(diff) else 0
+        out["self_timed"] = {
+            "agree": bool(len(c) == len(rec) and worst <= cycle_ticks),
+            "max_diff_cycles": round(worst / cycle_ticks, 2),
+            "iterations": int(len(c)),
+        }
+    return out
+
+
+@dataclass
+class SuiteResult:
+    path: Path
+    tests: dict
+    link: dict
+    final: dict
+
+    def to_json(self):
+        return {"tests": self.tests, "capture": str(self.path), "link": self.link,
+                "status": self.final.get("status")}
+
+
+def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
+              trace=None, cycle_ticks=2, offset_cycles=0, progress=True, stall_s=_STALL_S):
+    """Run the suite once on ``rig`` and write ``path``; returns a :class:`SuiteResult`.
+
+    ``trace``: the TRACE file of the SoC twin (None: no self-timed counts). The run ends
+    when every test's MARKER2 has fallen and the link has gone quiet; a target that
+    starts no new test for ``stall_s`` seconds is an error (what was recorded is kept,
+    the file closed as interrupted)."""
+    settings = CaptureSettings(freq=_GO_FREQ, count=1, target=target, load=load,
+                               description="kernel suite")
+    regs = settings.ticks(rig.tick_hz, rig.stim_step)
+    rig.stop()
+    rig.configure_target(settings, regs)
+    rig.configure_stimulus(regs, (), EDGE_EN=_EDGE_EN)      # no latency channel
+    rig.clear(drop_streams=True)
+    rig.enable_streams(raw_events=True)
+    meta = capture_meta(rig, settings, regs, "suite")
+    meta["channels"] = []
+    meta["raw_events"] = True
+    meta["suite"] = {"tests": list(tests), "iterations": iterations, "loaded": load,
+                     "timed": "MARKER0 rising → MARKER1 rising"}
+    bar = Progress(len(tests), f"suite on {target}", progress)
+    run = CaptureRun(rig, path, meta, bar)
+    parts = []
+    link = rig.link
+
+    def take():
+        ev = decode_events(link.take(PacketType.EVENT))
+        run.writer.array(b"EVNT", ev)
+        parts.append(ev)
+
+    def ended():
+        return sum(int(((e["input"] == Input.MARKER2) & (e["rising"] == 0)).sum())
+                   for e in parts)
+
+    def salvage(status):
+        take()
+        return {"events": int(sum(len(e) for e in parts)), "link": rig.host_counters()}
+
+    run.salvage = salvage
+    with run:
+        rig.run()
+        last_change, seen, quiet_since = time.monotonic(), -1, None
+        while True:
+            got = link.poll(wait=0.05)
+            take()
+            done = ended()
+            now = time.monotonic()
+            quiet_since = None if got else (quiet_since or now)
+            if done != seen:
+                seen, last_change = done, now
+                bar.update(done)
+            if done >= len(tests):
+                if quiet_since is not None and now - quiet_since > 0.3:
+                    break
+            elif now - last_change > stall_s:
+                raise LinkError(f"the target stopped: {done} of {len(tests)} suite tests "
+                                f"ended, none for {format_s(stall_s)}",
+                                hint="does the firmware follow docs/suite.md (the suite "
+                                     "program waits for one STIM0 pulse)?")
+        take()
+        counters, _ = rig.loss_counters(())
+        traced, _ = parse_trace(_read_trace(trace))
+        events = np.concatenate(parts) if parts else decode_events(b"")
+        per_test = split_tests(events, tests)
+        figures, cycles = {}, {}
+        for k, name in enumerate(tests):
+            counts = None
+            if trace is not None and k < len(traced):
+                counts = traced[k]["counts"]
+                cycles[name] = counts
+            its = per_test.get(name, np.zeros(0, dtype=ITERATION_DTYPE))
+            figures[name] = iteration_figures(its, rig.tick_hz, counts, cycle_ticks,
+                                              offset_cycles)
+        lost = counters["evt_overflow"] + counters["lost_packets"]
+        final = run.finish({"status": "incomplete" if lost else "complete",
+                            "events": int(len(events)), "link": counters,
+                            "suite": {"tests": figures, "self_timed_cycles": cycles,
+                                      "cycle_ticks": cycle_ticks,
+                                      "offset_cycles": offset_cycles}})
+    return SuiteResult(Path(path), figures, counters, final)

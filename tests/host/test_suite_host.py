@@ -1,0 +1,108 @@
+"""The suite's host side on data whose answer is known: the configuration block, the
+TRACE framing, the cut into tests by MARKER2 and the self-timed comparison."""
+
+import numpy as np
+import pytest
+
+from rtrig.errors import UsageError
+from rtrig.host.suite import (
+    ITERATION_DTYPE,
+    MAGIC,
+    TESTS,
+    TRACE_BEGIN,
+    TRACE_END,
+    TRACE_RUN_END,
+    iteration_figures,
+    parse_trace,
+    patch_config,
+    select_tests,
+    split_tests,
+)
+from rtrig.protocol import EVENT_DTYPE, Input
+
+
+def test_patch_config_writes_the_words_after_the_magic():
+    image = bytes(range(16)) + MAGIC + bytes(16) + b"tail"
+    out = patch_config(image, 250, ("sem_wake", "yield"), pause_cycles=77)
+    at = 16 + len(MAGIC)
+    words = np.frombuffer(out[at:at + 16], dtype="<u4")
+    assert list(words) == [250, 1 << 2 | 1 << 6, 77, 0]
+    assert out[:at] == image[:at] and out[at + 16:] == b"tail" and len(out) == len(image)
+
+
+def test_patch_config_refuses_an_image_without_the_block():
+    with pytest.raises(UsageError, match="no suite configuration block"):
+        patch_config(b"\0" * 64, 10, TESTS)
+
+
+def test_select_tests_keeps_the_program_order():
+    assert select_tests("yield,event_wake") == ("event_wake", "yield")
+    assert select_tests(None) == TESTS
+    with pytest.raises(UsageError, match="unknown suite test 'nope'"):
+        select_tests("yield,nope")
+
+
+def test_parse_trace_frames_tests_and_the_run_end():
+    words = [123, TRACE_BEGIN | 1 << 16 | 3, 10, 11, 12, TRACE_END | 3,
+             TRACE_BEGIN | 7, 5, TRACE_END | 7, TRACE_RUN_END, TRACE_BEGIN | 1, 9]
+    tests, ended = parse_trace(words)
+    assert ended
+    assert tests == [{"index": 3, "loaded": True, "counts": [10, 11, 12]},
+                     {"index": 7, "loaded": False, "counts": [5]}]
+
+
+def _events(edges):
+    """(t, input, rising) → EVENT records."""
+    e = np.zeros(len(edges), dtype=EVENT_DTYPE)
+    for k, (t, inp, rising) in enumerate(edges):
+        e[k]["t"], e[k]["input"], e[k]["rising"] = t, inp, rising
+    return e
+
+
+M0, M1, M2 = Input.MARKER0, Input.MARKER1, Input.MARKER2
+
+
+def test_split_tests_pairs_marker0_with_the_next_marker1_inside_marker2():
+    ev = _events([
+        (100, M2, 1), (110, M0, 1), (117, M1, 1), (120, M0, 1), (150, M0, 1), (153, M1, 1),
+        (190, M1, 1),                 # a MARKER1 rise without a start is not an iteration
+        (200, M2, 0),
+        (250, M0, 1), (260, M1, 1),   # between tests: ignored
+        (300, M2, 1), (310, M0, 1), (400, M2, 0)])
+    out = split_tests(ev, ("a", "b", "c"))
+    assert list(out) == ["a", "b"]
+    assert [tuple(x) for x in out["a"]] == [(110, 7, False), (120, 0, True), (150, 3, False)]
+    assert [tuple(x) for x in out["b"]] == [(310, 0, True)]
+
+
+def _its(intervals, missed=None):
+    its = np.zeros(len(intervals), dtype=ITERATION_DTYPE)
+    its["start"] = np.arange(len(intervals)) * 1000
+    its["interval"] = intervals
+    if missed is not None:
+        its["missed"] = missed
+    return its
+
+
+def test_figures_cold_apart_and_self_timed_agreement():
+    # 100 MHz rig, 50 MHz CPU: a cycle is 2 ticks; offset 0.
+    counts = [50, 20, 21, 20, 22]
+    its = _its([100, 40, 43, 40, 44])                      # one tick off at iteration 2
+    f = iteration_figures(its, 100e6, counts, cycle_ticks=2)
+    assert f["count"] == 5 and f["cold_ns"] == 1000.0
+    assert f["min_ns"] == 400.0 and f["max_ns"] == 440.0 and f["mean_ns"] == 417.5
+    assert f["self_timed"] == {"agree": True, "max_diff_cycles": 0.5, "iterations": 5}
+    assert f["weak"] == ["p99", "p9999"]
+    its["interval"][3] = 46                                  # 3 cycles off
+    f = iteration_figures(its, 100e6, counts, cycle_ticks=2)
+    assert f["self_timed"]["agree"] is False and f["self_timed"]["max_diff_cycles"] == 3.0
+
+
+def test_figures_a_missed_iteration_is_counted_not_timed():
+    f = iteration_figures(_its([40, 40, 0, 44], [False, False, True, False]), 100e6)
+    assert f["missed"] == 1 and f["max_ns"] == 440.0 and f["min_ns"] == 400.0
+
+
+def test_figures_a_missing_count_is_disagreement():
+    f = iteration_figures(_its([40, 40, 40]), 100e6, [20, 20], cycle_ticks=2)
+    assert f["self_timed"]["agree"] is False
