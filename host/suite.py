@@ -52,6 +52,10 @@ _EDGE_EN = 1 << Input.MARKER0 | 1 << Input.MARKER1 | 1 << Input.MARKER2 \
 _GO_FREQ = 10_000
 #: Seconds without a new test beginning or ending before the run is given up.
 _STALL_S = 120.0
+#: Seconds between go pulses until the first test begins: a pulse that reaches the
+#: program before it listens (still starting up) is lost, so it is repeated — but only
+#: until MARKER2 first rises, since a pulse during a run would start a second one.
+_GO_RETRY_S = 2.0
 
 
 def select_tests(text):
@@ -226,8 +230,8 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
         run.writer.array(b"EVNT", ev)
         parts.append(ev)
 
-    def ended():
-        return sum(int(((e["input"] == Input.MARKER2) & (e["rising"] == 0)).sum())
+    def count(rising):
+        return sum(int(((e["input"] == Input.MARKER2) & (e["rising"] == rising)).sum())
                    for e in parts)
 
     def salvage(status):
@@ -238,21 +242,27 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
     with run:
         rig.run()
         last_change, seen, quiet_since = time.monotonic(), -1, None
+        last_go, started = last_change, False
         while True:
             got = link.poll(wait=0.05)
             take()
-            done = ended()
+            done = count(0)
             now = time.monotonic()
+            started = started or count(1) > 0
+            if not started and now - last_go > _GO_RETRY_S and not rig.running():
+                rig.run()
+                last_go = now
             quiet_since = None if got else (quiet_since or now)
-            if done != seen:
-                seen, last_change = done, now
+            edges = done + count(1)
+            if edges != seen:                   # a test began or ended: progress
+                seen, last_change = edges, now
                 bar.update(done)
             if done >= len(tests):
                 if quiet_since is not None and now - quiet_since > 0.3:
                     break
             elif now - last_change > stall_s:
                 raise LinkError(f"the target stopped: {done} of {len(tests)} suite tests "
-                                f"ended, none for {format_s(stall_s)}",
+                                f"ended, no test began or ended for {format_s(stall_s)}",
                                 hint="does the firmware follow docs/suite.md (the suite "
                                      "program waits for one STIM0 pulse)?")
         take()
