@@ -18,6 +18,11 @@
  *                             before the store that raises mask, and yields the count;
  *                             give your own when the default's code between the read
  *                             and the store differs between call sites
+ *   RTRIG_SUITE_IRQ_SAVE()    mask interrupts, yield the previous state (uint32_t), and
+ *   RTRIG_SUITE_IRQ_RESTORE(k) restore it: the default RTRIG_SUITE_MARK masks around
+ *                             the read and the store, since an interrupt between them
+ *                             would be in the count and not between the pins (or the
+ *                             reverse). Default: no masking.
  *
  * Self-contained C99; no dependency on the rtrig kernel.
  */
@@ -68,11 +73,18 @@ enum rtrig_suite_test {
 
 /* ---- marker writes ------------------------------------------------------------------ */
 
+#ifndef RTRIG_SUITE_IRQ_SAVE
+#define RTRIG_SUITE_IRQ_SAVE()     0u
+#define RTRIG_SUITE_IRQ_RESTORE(k) ((void)(k))
+#endif
+
 #ifndef RTRIG_SUITE_MARK
 static inline uint32_t rtrig_suite_mark_default(uint32_t mask)
 {
+    uint32_t k = RTRIG_SUITE_IRQ_SAVE();
     uint32_t c = RTRIG_SUITE_CYCLES();
     RTRIG_SUITE_SET(mask);
+    RTRIG_SUITE_IRQ_RESTORE(k);
     return c;
 }
 #define RTRIG_SUITE_MARK(mask) rtrig_suite_mark_default(mask)

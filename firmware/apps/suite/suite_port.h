@@ -4,8 +4,8 @@
  *
  * rtrig-soc   mcycle (50 MHz CPU cycles); TRACE words to SOC_SYS_TRACE. The cycle read
  *             and the marker store are one 8-byte-aligned pair (as ISR_OUT's in
- *             board_pins.h), so MARKER0's and MARKER1's pairs cost the same and the
- *             rig's interval equals c1 - c0 cycles.
+ *             board_pins.h) with interrupts masked around it, so MARKER0's and
+ *             MARKER1's pairs cost the same and the rig's interval equals c1 - c0.
  * stm32f411   DWT CYCCNT (CPU cycles); TRACE words as console text.
  * qemu        QEMU models no DWT: a count from SysTick (the kernel's 1 ms reload)
  *             and the tick count, in SysTick clocks (25 MHz); TRACE words as
@@ -38,11 +38,18 @@ static inline __attribute__((always_inline)) uint32_t suite_cycles(void)
     return c;
 }
 
+/*
+ * Interrupts are masked around the pair: a trap between the read and the store would
+ * be in the count and not between the pins (or the reverse). The pair itself is the
+ * same at both markers, so the mask costs nothing in the comparison.
+ */
 static inline __attribute__((always_inline)) uint32_t suite_mark(uint32_t mask)
 {
-    uint32_t c;
-    __asm__ volatile(".balign 8\n\tcsrr %0, mcycle\n\tsw %1, 0(%2)"
-                     : "=&r"(c)
+    uint32_t c, key;
+    __asm__ volatile("csrrci %1, mstatus, 8\n\t"
+                     ".balign 8\n\tcsrr %0, mcycle\n\tsw %2, 0(%3)\n\t"
+                     "andi %1, %1, 8\n\tcsrs mstatus, %1"
+                     : "=&r"(c), "=&r"(key)
                      : "r"(mask), "r"(SOC_GPIO_OUT_SET)
                      : "memory");
     return c;
@@ -91,10 +98,14 @@ static inline __attribute__((always_inline)) uint32_t suite_cycles(void)
     return SUITE_DWT_CYCCNT;
 }
 
+/* PRIMASK around the pair, as on rtrig-soc: no interrupt between read and store. */
 static inline __attribute__((always_inline)) uint32_t suite_mark(uint32_t mask)
 {
+    uint32_t key;
+    __asm__ volatile("mrs %0, primask\n\tcpsid i" : "=r"(key) : : "memory");
     uint32_t c = SUITE_DWT_CYCCNT;
     rig_out_set(mask);
+    __asm__ volatile("msr primask, %0" : : "r"(key) : "memory");
     return c;
 }
 
