@@ -1,0 +1,591 @@
+/*
+ * suite: the kernel suite timed by the rig (docs/suite.md).
+ *
+ * At each rising edge of the stimulus input (the "go" pulse) the program runs every
+ * test of suite_config.test_mask once, in table order, each for
+ * suite_config.iterations iterations, and brackets every iteration's timed operation
+ * with MARKER0 (rises just before it starts) and MARKER1 (rises when it is complete);
+ * MARKER2 is high around each test. Each iteration's own cycle count (c1 - c0) goes
+ * out as a TRACE word, framed per test (rtrig_suite.h). LOAD runs while LOAD_EN is
+ * high, as in rt_test. A board without a stimulus (QEMU) runs once by itself and
+ * exits with the result of its own framing check.
+ */
+#include "suite_port.h"
+
+/* ---- configuration block: patched by the host in a copy of the image -------------- */
+
+#ifndef SUITE_DEFAULT_ITERATIONS
+#define SUITE_DEFAULT_ITERATIONS 1000u
+#endif
+
+struct suite_config {
+    uint32_t magic[2]; /* "RTSUITE1" */
+    uint32_t iterations;
+    uint32_t test_mask;
+    uint32_t pause_cycles;
+    uint32_t flags;
+};
+
+__attribute__((aligned(4), used)) volatile const struct suite_config suite_config = {
+    .magic = {0x55535452u, 0x31455449u}, /* 'R','T','S','U', 'I','T','E','1' */
+    .iterations = SUITE_DEFAULT_ITERATIONS,
+    .test_mask = (1u << RTRIG_SUITE_TESTS) - 1u,
+    .pause_cycles = 1000u,
+    .flags = 0u,
+};
+
+/* ---- fixed busy times (cycles of suite_cycles(); docs/suite.md) --------------------- */
+
+/* priority_inversion: L's critical section left when H has blocked on the lock. */
+#define PI_CS_CYCLES 1000u
+/* priority_inversion: M's busy time, once per iteration. */
+#define PI_SPIN_CYCLES 4000u
+
+/* ---- threads and priorities (0 highest) ---------------------------------------------- */
+
+#define PRIO_SPAWN 1u   /* the controller while it creates a test's threads */
+#define PRIO_H     10u  /* high */
+#define PRIO_M     20u  /* medium */
+#define PRIO_L     30u  /* low */
+#define PRIO_EQ    40u  /* equal-priority threads: yield, thread_switch_N */
+#define PRIO_CTL   100u /* the controller: waits for go, runs the tests */
+#define PRIO_LOAD  200u /* LOAD: below every test thread */
+
+#define SYSINTR_GO 1u
+
+/* Thread-switch threads: 128 with stacks of SW_STACK bytes. */
+#define SW_MAX 128u
+#if defined(__riscv)
+/* No nesting on RV32: a thread's stack holds its frames, one 128-byte trap frame and
+ * the handler's frames; the stack check in the tick and switch paths guards it. */
+#define SW_STACK 304u
+#else
+#define SW_STACK 256u
+#endif
+#define BIG_STACK 1024u
+
+#ifndef RT_LOAD_UNIT
+#define RT_LOAD_UNIT 200u
+#endif
+
+volatile uint32_t rtrig_suite_c0, rtrig_suite_c1;
+volatile uint32_t suite_load_sink;
+
+static struct k_event go_event;
+static struct k_thread ctl_thread, load_thread;
+static uint64_t ctl_stack[768u / 8u];
+static uint64_t load_stack[512u / 8u];
+
+static struct k_thread workers[SW_MAX];
+static uint64_t pool[SW_MAX * SW_STACK / 8u] __attribute__((aligned(16)));
+static unsigned n_workers;
+static size_t pool_used;
+
+static uint32_t iters;        /* iterations per test, this run */
+static uint32_t pause_cycles; /* idle cycles after each iteration, this run */
+
+static struct k_event ev;
+static struct k_sem sem_a, sem_h, sem_m, bsem;
+static struct k_mutex mtx;
+
+/* ---- helpers ----------------------------------------------------------------------- */
+
+static void pause(void)
+{
+    uint32_t t0 = suite_cycles();
+    while (suite_cycles() - t0 < pause_cycles)
+        ;
+}
+
+static void spin(uint32_t cycles)
+{
+    uint32_t t0 = suite_cycles();
+    while (suite_cycles() - t0 < cycles)
+        ;
+}
+
+/* Markers down, the count out, then the pause: every iteration ends so. */
+static void iteration_end(void)
+{
+    rtrig_suite_iteration_end();
+    pause();
+}
+
+/* Create a test thread; the controller runs above them all while it creates them. */
+static K_COLD void spawn(k_entry_fn fn, unsigned prio, size_t stack)
+{
+    K_ASSERT(n_workers < SW_MAX && pool_used + stack <= sizeof pool);
+    int rc = k_thread_create(&workers[n_workers], "t", fn, (void *)(uintptr_t)n_workers,
+                             (uint8_t *)pool + pool_used, stack, prio, 0);
+    K_ASSERT(rc == K_OK);
+    (void)rc;
+    n_workers++;
+    pool_used += stack;
+}
+
+static K_COLD void spawn_begin(void)
+{
+    n_workers = 0;
+    pool_used = 0;
+    k_thread_set_priority(&ctl_thread, PRIO_SPAWN);
+}
+
+/* Let the threads run (highest first, creation order within a level); wait for all. */
+static K_COLD void spawn_run(void)
+{
+    k_thread_set_priority(&ctl_thread, PRIO_CTL);
+    for (unsigned i = 0; i < n_workers; i++)
+        (void)k_thread_join(&workers[i], K_FOREVER);
+}
+
+/* ---- 0 event_wake: A sets an event, B (higher, waiting on it) runs ------------------ */
+
+static void event_wake_b(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < iters; i++) {
+        (void)k_event_wait(&ev, K_FOREVER);
+        rtrig_suite_mark1();
+    }
+}
+
+static void event_wake_a(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < iters; i++) {
+        rtrig_suite_mark0();
+        k_event_set(&ev);
+        iteration_end();
+    }
+}
+
+static K_COLD void test_event_wake(void)
+{
+    k_event_init(&ev, false, false);
+    spawn_begin();
+    spawn(event_wake_b, PRIO_H, BIG_STACK);
+    spawn(event_wake_a, PRIO_L, BIG_STACK);
+    spawn_run();
+}
+
+/* ---- 1 sem_uncontended: give then take, nobody waits ------------------------------- */
+
+static void test_sem_uncontended(void)
+{
+    k_sem_init(&sem_a, 0, 1);
+    for (uint32_t i = 0; i < iters; i++) {
+        rtrig_suite_mark0();
+        (void)k_sem_give(&sem_a);
+        (void)k_sem_take(&sem_a, K_FOREVER);
+        rtrig_suite_mark1();
+        iteration_end();
+    }
+}
+
+/* ---- 2 sem_wake: A gives, B (higher, blocked in take) returns ---------------------- */
+
+static void sem_wake_b(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < iters; i++) {
+        (void)k_sem_take(&sem_a, K_FOREVER);
+        rtrig_suite_mark1();
+    }
+}
+
+static void sem_wake_a(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < iters; i++) {
+        rtrig_suite_mark0();
+        (void)k_sem_give(&sem_a);
+        iteration_end();
+    }
+}
+
+static K_COLD void test_sem_wake(void)
+{
+    k_sem_init(&sem_a, 0, 1);
+    spawn_begin();
+    spawn(sem_wake_b, PRIO_H, BIG_STACK);
+    spawn(sem_wake_a, PRIO_L, BIG_STACK);
+    spawn_run();
+}
+
+/* ---- 3 mutex_uncontended: lock then unlock ------------------------------------------ */
+
+static void test_mutex_uncontended(void)
+{
+    k_mutex_init(&mtx);
+    for (uint32_t i = 0; i < iters; i++) {
+        rtrig_suite_mark0();
+        (void)k_mutex_lock(&mtx, K_FOREVER);
+        (void)k_mutex_unlock(&mtx);
+        rtrig_suite_mark1();
+        iteration_end();
+    }
+}
+
+/* ---- 4 mutex_handoff: L unlocks, H (blocked in lock, L boosted) returns ------------- */
+
+static void handoff_h(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < iters; i++) {
+        (void)k_sem_take(&sem_h, K_FOREVER);
+        (void)k_mutex_lock(&mtx, K_FOREVER); /* blocks: L holds it and inherits */
+        rtrig_suite_mark1();
+        (void)k_mutex_unlock(&mtx);
+        iteration_end();
+    }
+}
+
+static void handoff_l(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < iters; i++) {
+        (void)k_mutex_lock(&mtx, K_FOREVER);
+        (void)k_sem_give(&sem_h); /* H runs now and blocks on the mutex */
+        rtrig_suite_mark0();
+        (void)k_mutex_unlock(&mtx); /* hands it to H, which runs at once */
+    }
+}
+
+static K_COLD void test_mutex_handoff(void)
+{
+    k_mutex_init(&mtx);
+    k_sem_init(&sem_h, 0, 1);
+    spawn_begin();
+    spawn(handoff_h, PRIO_H, BIG_STACK);
+    spawn(handoff_l, PRIO_L, BIG_STACK);
+    spawn_run();
+}
+
+/* ---- 5 critical_section: k_irq_lock then k_irq_unlock ------------------------------ */
+
+static void test_critical_section(void)
+{
+    for (uint32_t i = 0; i < iters; i++) {
+        rtrig_suite_mark0();
+        arch_irq_key_t key = k_irq_lock();
+        k_irq_unlock(key);
+        rtrig_suite_mark1();
+        iteration_end();
+    }
+}
+
+/* ---- 6 yield: A yields to B of equal priority ---------------------------------------- */
+
+static void yield_a(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < iters; i++) {
+        rtrig_suite_mark0();
+        k_thread_yield();
+        iteration_end();
+    }
+}
+
+static void yield_b(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < iters; i++) {
+        rtrig_suite_mark1();
+        k_thread_yield();
+    }
+}
+
+static K_COLD void test_yield(void)
+{
+    spawn_begin();
+    spawn(yield_a, PRIO_EQ, BIG_STACK); /* first of its level: runs first */
+    spawn(yield_b, PRIO_EQ, BIG_STACK);
+    spawn_run();
+}
+
+/* ---- 7..9 thread_switch_N: N equal threads yield in turn, one switch each ----------- */
+
+static volatile uint32_t sw_done;
+static volatile bool sw_started, sw_finished;
+
+static void switch_entry(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        if (sw_finished)
+            return;
+        if (sw_started) { /* resumed by the previous thread's yield */
+            rtrig_suite_mark1();
+            iteration_end();
+            if (++sw_done >= iters) {
+                sw_finished = true;
+                return;
+            }
+        }
+        sw_started = true;
+        rtrig_suite_mark0();
+        k_thread_yield();
+    }
+}
+
+static K_COLD void thread_switch(unsigned n)
+{
+    sw_done = 0;
+    sw_started = false;
+    sw_finished = iters == 0;
+    spawn_begin();
+    for (unsigned i = 0; i < n; i++)
+        spawn(switch_entry, PRIO_EQ, SW_STACK);
+    spawn_run();
+}
+
+static K_COLD void test_switch_2(void)
+{
+    thread_switch(2);
+}
+
+static K_COLD void test_switch_10(void)
+{
+    thread_switch(10);
+}
+
+/* Least stack head-room of the thread_switch_128 threads in the last run (bytes). */
+static uint32_t sw_least_unused;
+
+static K_COLD void test_switch_128(void)
+{
+    thread_switch(SW_MAX);
+    size_t least = SW_STACK;
+    for (unsigned i = 0; i < SW_MAX; i++) {
+        size_t u = k_thread_stack_unused(&workers[i]) * 4u;
+        least = u < least ? u : least;
+    }
+    sw_least_unused = (uint32_t)least;
+}
+
+/* ---- 10, 11 priority inversion: L holds the lock, H requests it, M spins ------------ */
+
+static bool pi_use_mutex;
+
+static void pi_lock(void)
+{
+    if (pi_use_mutex)
+        (void)k_mutex_lock(&mtx, K_FOREVER);
+    else
+        (void)k_sem_take(&bsem, K_FOREVER);
+}
+
+static void pi_unlock(void)
+{
+    if (pi_use_mutex)
+        (void)k_mutex_unlock(&mtx);
+    else
+        (void)k_sem_give(&bsem);
+}
+
+static void pi_h(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < iters; i++) {
+        (void)k_sem_take(&sem_h, K_FOREVER);
+        (void)k_sem_give(&sem_m); /* M is ready from now on; it runs below H */
+        rtrig_suite_mark0();
+        pi_lock();
+        rtrig_suite_mark1();
+        pi_unlock();
+        iteration_end();
+    }
+}
+
+static void pi_m(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < iters; i++) {
+        (void)k_sem_take(&sem_m, K_FOREVER);
+        spin(PI_SPIN_CYCLES);
+    }
+}
+
+static void pi_l(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < iters; i++) {
+        pi_lock();
+        (void)k_sem_give(&sem_h); /* H runs, requests the lock and blocks */
+        spin(PI_CS_CYCLES);       /* the rest of L's critical section */
+        pi_unlock();
+    }
+}
+
+static K_COLD void priority_inversion(bool with_inheritance)
+{
+    pi_use_mutex = with_inheritance;
+    k_mutex_init(&mtx);
+    k_sem_init(&bsem, 1, 1);
+    k_sem_init(&sem_h, 0, 1);
+    k_sem_init(&sem_m, 0, 1);
+    spawn_begin();
+    spawn(pi_h, PRIO_H, BIG_STACK);
+    spawn(pi_m, PRIO_M, BIG_STACK);
+    spawn(pi_l, PRIO_L, BIG_STACK);
+    spawn_run();
+}
+
+static K_COLD void test_priority_inversion(void)
+{
+    priority_inversion(true);
+}
+
+static K_COLD void test_priority_inversion_no_pi(void)
+{
+    priority_inversion(false);
+}
+
+/* ---- the table ----------------------------------------------------------------------- */
+
+struct suite_test {
+    const char *name;
+    void (*run)(void);
+};
+
+static const struct suite_test tests[RTRIG_SUITE_TESTS] = {
+    {"event_wake", test_event_wake},
+    {"sem_uncontended", test_sem_uncontended},
+    {"sem_wake", test_sem_wake},
+    {"mutex_uncontended", test_mutex_uncontended},
+    {"mutex_handoff", test_mutex_handoff},
+    {"critical_section", test_critical_section},
+    {"yield", test_yield},
+    {"thread_switch_2", test_switch_2},
+    {"thread_switch_10", test_switch_10},
+    {"thread_switch_128", test_switch_128},
+    {"priority_inversion", test_priority_inversion},
+    {"priority_inversion_no_pi", test_priority_inversion_no_pi},
+};
+
+/* ---- TRACE words as console text (boards without a trace port) -------------------- */
+
+#if SUITE_TEXT_TRACE
+static uint32_t text_count, text_errors;
+
+/*
+ * One line per test: "suite: <name> loaded|unloaded: <count> <count> ...", and a check
+ * of the framing (iterations counts per test).
+ */
+K_COLD void suite_trace(uint32_t word)
+{
+    if (word == RTRIG_SUITE_TRACE_RUN_END) {
+        board_puts("suite: run end\n");
+    } else if ((word & 0xFFFF0000u) == 0x5EFF0000u) {
+        board_puts("\n");
+        if (text_count != iters) {
+            board_puts("suite: FAIL: wrong number of counts\n");
+            text_errors++;
+        }
+    } else if ((word & 0xFF000000u) == RTRIG_SUITE_TRACE_FRAME) {
+        unsigned t = word & 0xFFFFu;
+        board_puts("suite: ");
+        board_puts(t < RTRIG_SUITE_TESTS ? tests[t].name : "?");
+        board_puts((word & 0x10000u) ? " loaded:" : " unloaded:");
+        text_count = 0;
+    } else {
+        board_putc(' ');
+        board_put_u32(word);
+        text_count++;
+    }
+}
+#endif
+
+/* ---- controller and LOAD --------------------------------------------------------------- */
+
+static uint32_t go_isr(void *arg)
+{
+    (void)arg;
+    board_stim_ack();
+    return SYSINTR_GO;
+}
+
+static K_COLD void run_once(void)
+{
+    iters = suite_config.iterations;
+    pause_cycles = suite_config.pause_cycles;
+    uint32_t mask = suite_config.test_mask;
+    for (unsigned t = 0; t < RTRIG_SUITE_TESTS; t++) {
+        if (!(mask & (1u << t)))
+            continue;
+        rtrig_suite_test_begin(t, rig_load_enabled());
+        tests[t].run();
+        rtrig_suite_test_end(t);
+        pause();
+    }
+    rtrig_suite_run_end();
+}
+
+static K_COLD void ctl_entry(void *arg)
+{
+    (void)arg;
+    for (uint32_t run = 1;; run++) {
+#if SUITE_HAS_STIM
+        (void)k_event_wait(&go_event, K_FOREVER);
+#endif
+        run_once();
+        board_puts("suite: run ");
+        board_put_u32(run);
+        board_puts(" done; thread_switch_128 stack head-room (bytes, least) ");
+        board_put_u32(sw_least_unused);
+        board_putc('\n');
+#if !SUITE_HAS_STIM
+        board_puts(text_errors == 0 ? "suite: PASS\n" : "suite: FAIL\n");
+        board_exit(text_errors == 0 ? 0 : 1);
+#endif
+    }
+}
+
+static void load_entry(void *arg)
+{
+    (void)arg;
+    uint32_t x = 2463534242u;
+    for (;;) {
+        if (!rig_load_enabled()) {
+            k_sleep_ms(1); /* poll LOAD_EN once per tick while the load is off */
+            continue;
+        }
+        for (unsigned i = 0; i < RT_LOAD_UNIT; i++) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+        }
+        suite_load_sink = x;
+        rig_out_toggle(RIG_HEARTBEAT);
+        k_thread_yield();
+    }
+}
+
+#if !defined(__riscv)
+#define DEMCR    (*(volatile uint32_t *)0xE000EDFCu)
+#define DWT_CTRL (*(volatile uint32_t *)0xE0001000u)
+#endif
+
+K_COLD int main(void)
+{
+    board_init();
+#if !defined(__riscv) && SUITE_HAS_STIM
+    DEMCR |= 1u << 24; /* TRCENA: DWT on */
+    SUITE_DWT_CYCCNT = 0;
+    DWT_CTRL |= 1u; /* CYCCNTENA */
+#endif
+    k_init();
+    k_event_init(&go_event, false, false);
+    k_irq_attach(SYSINTR_GO, &go_event);
+    k_thread_create(&ctl_thread, "ctl", ctl_entry, NULL, ctl_stack, sizeof ctl_stack, PRIO_CTL, 0);
+    k_thread_create(&load_thread, "load", load_entry, NULL, load_stack, sizeof load_stack,
+                    PRIO_LOAD, K_QUANTUM_DEFAULT);
+#if SUITE_HAS_STIM
+    board_stim_attach(go_isr, NULL);
+#else
+    (void)go_isr;
+#endif
+    board_puts("suite: ready\n");
+    k_start();
+    return 0;
+}
