@@ -24,14 +24,14 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LinkError, UsageError
-from ..protocol import Input, PacketType
+from ..protocol import Input, PacketType, Reg
 from ..units import format_s
 from .analysis import ticks_to_ns
 from .link import decode_events
 from .run import CaptureRun, Progress, capture_meta
 from .settings import CaptureSettings
 
-__all__ = ["TESTS", "patch_config", "parse_trace", "select_tests", "run_suite",
+__all__ = ["TESTS", "patch_config", "parse_trace", "wait_ready", "select_tests", "run_suite",
            "split_tests", "iteration_figures", "SuiteResult", "ITERATION_DTYPE"]
 
 #: The suite's tests, in the program's order (index = bit of the config's test mask).
@@ -84,22 +84,44 @@ def patch_config(image, iterations, tests, pause_cycles=1000):
 
 
 def parse_trace(words):
-    """TRACE words → the tests of one run: [{"index", "loaded", "counts"}] in order, and
-    whether the run's end word was seen. Words outside a test are ignored."""
-    tests, cur, ended = [], None, False
+    """TRACE words → the runs they hold, each a list of tests ``{"index", "loaded",
+    "counts"}`` in order. Broken framing (a count outside a test, an END that is not
+    the open test's, a run that ends inside a test, words after the last RUN_END) is
+    a :class:`ValueError` naming it: the counts are then not trusted."""
+    runs, run, cur = [], [], None
     for w in words:
         if w == TRACE_RUN_END:
-            ended = True
-            break
-        if w & 0xFFFF0000 == TRACE_END:
             if cur is not None:
-                tests.append(cur)
+                raise ValueError(f"the run ended inside test {cur['index']}")
+            runs.append(run)
+            run = []
+        elif w & 0xFFFF0000 == TRACE_END:
+            if cur is None or cur["index"] != w & 0xFFFF:
+                raise ValueError(f"END of test {w & 0xFFFF} without its BEGIN")
+            run.append(cur)
             cur = None
         elif w & 0xFF000000 == TRACE_BEGIN:
+            if cur is not None:
+                raise ValueError(f"BEGIN of test {w & 0xFFFF} inside test {cur['index']}")
             cur = {"index": w & 0xFFFF, "loaded": bool(w >> 16 & 1), "counts": []}
-        elif cur is not None:
+        elif cur is None:
+            raise ValueError(f"count {w} outside a test")
+        else:
             cur["counts"].append(int(w))
-    return tests, ended
+    if cur is not None or run:
+        raise ValueError("the trace ends inside a run")
+    return runs
+
+
+def wait_ready(rig, timeout_s=120):
+    """On the SoC twin: wait until the program has said ``suite: ready`` on its console
+    (it listens for the go pulse from then on)."""
+    t0 = time.monotonic()
+    while "suite: ready" not in rig.sim.console.read_text(errors="replace"):
+        if time.monotonic() - t0 > timeout_s:
+            raise LinkError(f"the SoC did not say 'suite: ready' within {format_s(timeout_s)}",
+                            hint="is --firmware the suite program (firmware/apps/suite)?")
+        time.sleep(0.1)
 
 
 def _read_trace(path):
@@ -223,6 +245,7 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
     bar = Progress(len(tests), f"suite on {target}", progress)
     run = CaptureRun(rig, path, meta, bar)
     parts = []
+    before = len(_read_trace(trace))        # words of earlier runs in a long session
     link = rig.link
 
     def take():
@@ -258,7 +281,9 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
                 seen, last_change = edges, now
                 bar.update(done)
             if done >= len(tests):
-                if quiet_since is not None and now - quiet_since > 0.3:
+                # the self-timed counts are all written once the run's end word is
+                traced = trace is None or TRACE_RUN_END in _read_trace(trace)[before:]
+                if traced and quiet_since is not None and now - quiet_since > 0.3:
                     break
             elif now - last_change > stall_s:
                 raise LinkError(f"the target stopped: {done} of {len(tests)} suite tests "
@@ -266,14 +291,22 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
                                 hint="does the firmware follow docs/suite.md (the suite "
                                      "program waits for one STIM0 pulse)?")
         take()
+        rig.link.write(Reg.STREAM_EN, 0)
+        take()
         counters, _ = rig.loss_counters(())
-        traced, _ = parse_trace(_read_trace(trace))
+        traced, trace_error = [], None
+        if trace is not None:
+            try:
+                runs = parse_trace(_read_trace(trace)[before:])
+                traced = runs[-1] if runs else []
+            except ValueError as e:
+                trace_error = str(e)
         events = np.concatenate(parts) if parts else decode_events(b"")
         per_test = split_tests(events, tests)
         figures, cycles = {}, {}
         for k, name in enumerate(tests):
             counts = None
-            if trace is not None and k < len(traced):
+            if k < len(traced):
                 counts = traced[k]["counts"]
                 cycles[name] = counts
             its = per_test.get(name, np.zeros(0, dtype=ITERATION_DTYPE))
@@ -282,6 +315,7 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
         lost = counters["evt_overflow"] + counters["lost_packets"]
         final = run.finish({"status": "incomplete" if lost else "complete",
                             "events": int(len(events)), "link": counters,
+                            **({"trace_error": trace_error} if trace_error else {}),
                             "suite": {"tests": figures, "self_timed_cycles": cycles,
                                       "cycle_ticks": cycle_ticks,
                                       "offset_cycles": offset_cycles}})

@@ -61,7 +61,7 @@ def print_table(res):
 def suite(obj, target, tests, iterations, load, firmware, console, output, as_json, quiet):
     """Run the kernel suite on the target and time every iteration from outside."""
     from ...firmware import SUITE_IMAGE, default_firmware
-    from ..suite import patch_config, run_suite, select_tests
+    from ..suite import patch_config, run_suite, select_tests, wait_ready
     chosen = select_tests(tests)
     soc_twin = target == "soc" and obj.sim
     if not soc_twin and iterations != 1000:
@@ -77,10 +77,15 @@ def suite(obj, target, tests, iterations, load, firmware, console, output, as_js
         obj.use_target(target, firmware, console)
         with obj.rig() as rig:
             trace = rig.sim.trace if soc_twin and rig.sim is not None else None
+            if trace is not None:
+                wait_ready(rig)
             res = run_suite(rig, path, chosen, iterations, target, load, trace=trace,
                             progress=not quiet)
     if as_json:
         click.echo(json.dumps(res.to_json(), indent=2))
     else:
         print_table(res)
+    if res.final.get("trace_error"):
+        click.echo(f"warning: the target's own counts are not used: {res.final['trace_error']}",
+                   err=True)
     warn_counters(res.link)
