@@ -248,14 +248,16 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
     before = len(_read_trace(trace))        # words of earlier runs in a long session
     link = rig.link
 
+    m2 = [0, 0]                              # MARKER2 falls and rises seen so far
+
     def take():
         ev = decode_events(link.take(PacketType.EVENT))
-        run.writer.array(b"EVNT", ev)
-        parts.append(ev)
-
-    def count(rising):
-        return sum(int(((e["input"] == Input.MARKER2) & (e["rising"] == rising)).sum())
-                   for e in parts)
+        if len(ev):
+            run.writer.array(b"EVNT", ev)
+            parts.append(ev)
+            edge = ev["rising"][ev["input"] == Input.MARKER2]
+            m2[1] += int(edge.sum())
+            m2[0] += int(len(edge) - edge.sum())
 
     def salvage(status):
         take()
@@ -269,14 +271,14 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
         while True:
             got = link.poll(wait=0.05)
             take()
-            done = count(0)
+            done = m2[0]
             now = time.monotonic()
-            started = started or count(1) > 0
+            started = started or m2[1] > 0
             if not started and now - last_go > _GO_RETRY_S and not rig.running():
                 rig.run()
                 last_go = now
             quiet_since = None if got else (quiet_since or now)
-            edges = done + count(1)
+            edges = m2[0] + m2[1]
             if edges != seen:                   # a test began or ended: progress
                 seen, last_change = edges, now
                 bar.update(done)

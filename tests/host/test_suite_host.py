@@ -42,13 +42,26 @@ def test_select_tests_keeps_the_program_order():
         select_tests("yield,nope")
 
 
-def test_parse_trace_frames_tests_and_the_run_end():
-    words = [123, TRACE_BEGIN | 1 << 16 | 3, 10, 11, 12, TRACE_END | 3,
-             TRACE_BEGIN | 7, 5, TRACE_END | 7, TRACE_RUN_END, TRACE_BEGIN | 1, 9]
-    tests, ended = parse_trace(words)
-    assert ended
-    assert tests == [{"index": 3, "loaded": True, "counts": [10, 11, 12]},
-                     {"index": 7, "loaded": False, "counts": [5]}]
+def test_parse_trace_frames_tests_and_runs():
+    words = [TRACE_BEGIN | 1 << 16 | 3, 10, 11, 12, TRACE_END | 3,
+             TRACE_BEGIN | 7, 5, TRACE_END | 7, TRACE_RUN_END, TRACE_BEGIN | 1, 9,
+             TRACE_END | 1, TRACE_RUN_END]
+    runs = parse_trace(words)
+    assert runs == [[{"index": 3, "loaded": True, "counts": [10, 11, 12]},
+                     {"index": 7, "loaded": False, "counts": [5]}],
+                    [{"index": 1, "loaded": False, "counts": [9]}]]
+
+
+@pytest.mark.parametrize("words,words_in_error", [
+    ([TRACE_BEGIN | 3, 5, TRACE_END | 4, TRACE_RUN_END], "END of test 4"),
+    ([5, TRACE_RUN_END], "count 5 outside a test"),
+    ([TRACE_BEGIN | 3, 5, TRACE_RUN_END], "ended inside test 3"),
+    ([TRACE_BEGIN | 3, TRACE_BEGIN | 4], "BEGIN of test 4 inside test 3"),
+    ([TRACE_BEGIN | 3, 5, TRACE_END | 3], "ends inside a run"),
+])
+def test_parse_trace_rejects_broken_framing(words, words_in_error):
+    with pytest.raises(ValueError, match=words_in_error):
+        parse_trace(words)
 
 
 def _events(edges):
