@@ -124,7 +124,7 @@ static K_INLINE void resched(void)
         arch_switch_pend();
 }
 
-void k_sched_resched(void)
+K_WARM void k_sched_resched(void)
 {
     resched();
 }
@@ -260,7 +260,7 @@ static K_INLINE struct k_thread *wake_one(struct k_waitq *q, int result)
     return t;
 }
 
-struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
+K_WARM struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
 {
     return wake_one(q, result);
 }

@@ -7,6 +7,7 @@ docs/kernel.md:
 
     python firmware/tools/trace_breakdown.py path CAPTURE       # RT_TRACE=1 capture
     python firmware/tools/trace_breakdown.py sections CAPTURE   # RT_TRACE=2 capture
+    python firmware/tools/trace_breakdown.py masked CAPTURE     # RT_TRACE=2, nesting build
     python firmware/tools/trace_breakdown.py tick CAPTURE       # RT_TRACE=3 capture
 
 ``path``: the interrupt path of every pulse cut at its trace points, in SoC cycles
@@ -15,6 +16,8 @@ docs/kernel.md:
 sections of threads without the idle thread's wait), the longest of each kind, and
 for the pulses whose ISR latency exceeds the median by more than 2 µs, what held
 the CPU when the edge came.
+``masked``: with nested interrupts a trap is no longer masked from entry to exit;
+every stretch with interrupts off (MARKER0 or MARKER1 high, outside wfi), named.
 ``tick``: the tick interrupts (traps without ISR_OUT and with the tick's entry and
 exit pulses) cut at those pulses and at the switch, with and without a switch.
 """
@@ -181,6 +184,82 @@ def sections(cap, top=8):
         print(f"| {name} | {len(v)} | {max(v):.2f} |")
 
 
+def _merge(iv):
+    """Union of (start, end) intervals, sorted, overlapping ones merged."""
+    out = []
+    for a, b in sorted((int(a), int(b)) for a, b in iv):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def masked(cap, near=30):
+    """Every stretch with interrupts off, for a build with nested interrupts
+    (RT_TRACE=2 and K_CONFIG_NESTING=1): MARKER0 is high while a trap runs masked
+    (entry until its handler opens interrupts, closing again until mret), MARKER1
+    while code running with interrupts open holds the mask (a thread, or a handler),
+    MARKER2 while the idle thread waits in wfi (interrupts open). The union of
+    MARKER0 and MARKER1 without the wfi is the time with interrupts off; each of its
+    stretches is named from its edges and neighbours (``near`` SoC cycles)."""
+    e, pc = _edges(cap)
+    stim = e[STIM_INPUT[0]][0]
+    m0r = set(int(x) for x in e[Input.MARKER0][0])
+    m1r = set(int(x) for x in e[Input.MARKER1][0])
+    wait = _intervals(*e[Input.MARKER2]) if Input.MARKER2 in e else np.zeros((0, 2), np.int64)
+    app_r = e[Input.APP_OUT][0]
+    isr_r = e[Input.ISR_OUT][0]
+    ivs = list(_intervals(*e[Input.MARKER0])) + list(_intervals(*e[Input.MARKER1]))
+    pieces = []
+    for a, b in _merge(ivs):
+        cuts = [(int(x), int(y)) for x, y in wait if y > a and x < b]
+        start = a
+        for x, y in cuts:             # the mask is open during the idle thread's wfi
+            if x > start:
+                pieces.append((start, x, "idle"))
+            start = max(start, y)
+        if start < b:
+            pieces.append((start, b, "idle" if cuts else None))
+    near_t = near * pc
+    kinds = defaultdict(list)
+    for i, (a, b, tag) in enumerate(pieces):
+        prev_end = pieces[i - 1][1] if i else None
+        next_start = pieces[i + 1][0] if i + 1 < len(pieces) else None
+        k = np.searchsorted(stim, a, side="right") - 1
+        in_stim = k >= 0 and _after(app_r, int(stim[k])) is not None \
+            and a < _after(app_r, int(stim[k]))
+        isr_before = in_stim and _after(isr_r, int(stim[k])) is not None \
+            and _after(isr_r, int(stim[k])) < a
+        if tag == "idle":
+            kind = "idle thread: masked, before/after wfi"
+        elif _after(isr_r, a) is not None and _after(isr_r, a) < b:
+            kind = "stimulus trap: ISR inside the masked part"
+        elif in_stim and a in m0r and not isr_before:
+            kind = "stimulus trap: entry until the handler opens"
+        elif in_stim and a in m1r:
+            kind = "stimulus handler: IST wake (k_event_set, masked)"
+        elif in_stim and a in m0r:
+            kind = "stimulus trap: handler closes, switch to APP, mret"
+        elif a in m0r and next_start is not None and next_start - b <= near_t \
+                and next_start in m1r:
+            kind = "tick trap: entry, re-arm, until the handler opens"
+        elif a in m1r and prev_end is not None and a - prev_end <= near_t:
+            kind = "tick handler: kernel part (tick_process, masked)"
+        elif a in m0r and prev_end is not None and a - prev_end <= near_t:
+            kind = "trap: handler closes until mret (no switch / switch)"
+        elif a in m0r:
+            kind = "trap: ecall (a thread asks for a switch)"
+        else:
+            kind = "thread: masked section"
+        kinds[kind].append((b - a) / pc)
+    print("| section | count | median | max | max µs |\n| --- | --- | --- | --- | --- |")
+    for kind in sorted(kinds, key=lambda k: -max(kinds[k])):
+        v = np.array(kinds[kind])
+        print(f"| {kind} | {len(v)} | {np.median(v):.0f} | {v.max():.0f} | "
+              f"{v.max() / SOC_HZ * 1e6:.2f} |")
+
+
 def tick(cap):
     e, pc = _edges(cap)
     trap = _intervals(*e[Input.MARKER0])
@@ -216,11 +295,11 @@ def tick(cap):
                 print(f"| {name} | {np.median(v):.1f} | {v.min():.1f} | {v.max():.1f} |")
 
 
-MODES = {"path": path, "sections": sections, "tick": tick}
+MODES = {"path": path, "sections": sections, "masked": masked, "tick": tick}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in MODES:
-        print("usage: trace_breakdown.py path|sections|tick CAPTURE", file=sys.stderr)
+        print("usage: trace_breakdown.py path|sections|masked|tick CAPTURE", file=sys.stderr)
         sys.exit(2)
     try:
         cap = load(sys.argv[2])
