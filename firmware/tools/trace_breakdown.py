@@ -199,60 +199,47 @@ def masked(cap, near=30):
     """Every stretch with interrupts off, for a build with nested interrupts
     (RT_TRACE=2 and K_CONFIG_NESTING=1): MARKER0 is high while a trap runs masked
     (entry until its handler opens interrupts, closing again until mret), MARKER1
-    while code running with interrupts open holds the mask (a thread, or a handler),
-    MARKER2 while the idle thread waits in wfi (interrupts open). The union of
-    MARKER0 and MARKER1 without the wfi is the time with interrupts off; each of its
-    stretches is named from its edges and neighbours (``near`` SoC cycles)."""
+    while code running with interrupts open holds the mask (a thread, a handler that
+    opened, the idle thread outside its wait). Their union is the time with
+    interrupts off; each stretch is named from its edges and its neighbours
+    (``near`` SoC cycles)."""
     e, pc = _edges(cap)
-    stim = e[STIM_INPUT[0]][0]
-    m0r = set(int(x) for x in e[Input.MARKER0][0])
-    m1r = set(int(x) for x in e[Input.MARKER1][0])
-    wait = _intervals(*e[Input.MARKER2]) if Input.MARKER2 in e else np.zeros((0, 2), np.int64)
-    app_r = e[Input.APP_OUT][0]
+    m0r, m0f = (set(int(x) for x in v) for v in e[Input.MARKER0])
+    m2r, m2f = (e[Input.MARKER2] if Input.MARKER2 in e
+                else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
     isr_r = e[Input.ISR_OUT][0]
-    ivs = list(_intervals(*e[Input.MARKER0])) + list(_intervals(*e[Input.MARKER1]))
-    pieces = []
-    for a, b in _merge(ivs):
-        cuts = [(int(x), int(y)) for x, y in wait if y > a and x < b]
-        start = a
-        for x, y in cuts:             # the mask is open during the idle thread's wfi
-            if x > start:
-                pieces.append((start, x, "idle"))
-            start = max(start, y)
-        if start < b:
-            pieces.append((start, b, "idle" if cuts else None))
+    pieces = _merge(list(_intervals(*e[Input.MARKER0])) + list(_intervals(*e[Input.MARKER1])))
     near_t = near * pc
+
+    def close(times, lo, hi):
+        i = np.searchsorted(times, lo, side="left")
+        return i < len(times) and times[i] <= hi
+
+    wait = _intervals(m2r, m2f) if len(m2r) else np.zeros((0, 2), np.int64)
     kinds = defaultdict(list)
-    for i, (a, b, tag) in enumerate(pieces):
-        prev_end = pieces[i - 1][1] if i else None
-        next_start = pieces[i + 1][0] if i + 1 < len(pieces) else None
-        k = np.searchsorted(stim, a, side="right") - 1
-        in_stim = k >= 0 and _after(app_r, int(stim[k])) is not None \
-            and a < _after(app_r, int(stim[k]))
-        isr_before = in_stim and _after(isr_r, int(stim[k])) is not None \
-            and _after(isr_r, int(stim[k])) < a
-        if tag == "idle":
-            kind = "idle thread: masked, before/after wfi"
-        elif _after(isr_r, a) is not None and _after(isr_r, a) < b:
-            kind = "stimulus trap: ISR inside the masked part"
-        elif in_stim and a in m0r and not isr_before:
-            kind = "stimulus trap: entry until the handler opens"
-        elif in_stim and a in m1r:
-            kind = "stimulus handler: IST wake (k_event_set, masked)"
-        elif in_stim and a in m0r:
-            kind = "stimulus trap: handler closes, switch to APP, mret"
-        elif a in m0r and next_start is not None and next_start - b <= near_t \
-                and next_start in m1r:
-            kind = "tick trap: entry, re-arm, until the handler opens"
-        elif a in m1r and prev_end is not None and a - prev_end <= near_t:
-            kind = "tick handler: kernel part (tick_process, masked)"
-        elif a in m0r and prev_end is not None and a - prev_end <= near_t:
-            kind = "trap: handler closes until mret (no switch / switch)"
+    tick_part = "tick handler: kernel part (k_tick_announce_from_isr, masked)"
+    prev = None                        # (end, kind) of the last stretch
+    for a, b in pieces:
+        in_wait = _inside(wait, a) is not None   # the idle thread waits: a handler runs
+        after_lock = prev is not None and prev[1] == tick_part and a - prev[0] <= near_t
+        if close(isr_r, a, b - 1):
+            kind = "stimulus trap, masked from entry to mret (ISR, IST wake, switch to APP)"
+        elif a in m0r and after_lock:
+            kind = "tick trap: handler closes until mret"
+        elif a in m0r and in_wait:
+            kind = "tick trap taken from idle: entry until its handler opens (save, re-arm)"
         elif a in m0r:
-            kind = "trap: ecall (a thread asks for a switch)"
+            kind = "trap: ecall (a thread asks for a switch), or a tick taken from a thread"
+        elif in_wait:
+            kind = tick_part
+        elif close(m2f, a - near_t, a):
+            kind = "idle thread: masked after its wait, until it unlocks"
+        elif close(m2r, b, b + near_t):
+            kind = "idle thread: masked before its wait (next timeout, timer)"
         else:
-            kind = "thread: masked section"
+            kind = "thread: masked section (k_sleep_ms, k_event_wait before the ecall)"
         kinds[kind].append((b - a) / pc)
+        prev = (b, kind)
     print("| section | count | median | max | max µs |\n| --- | --- | --- | --- | --- |")
     for kind in sorted(kinds, key=lambda k: -max(kinds[k])):
         v = np.array(kinds[kind])
