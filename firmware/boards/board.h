@@ -29,6 +29,10 @@ void board_stim_attach(k_isr_fn isr, void *arg);
 /* Acknowledge the stimulus edge; call from the ISR. */
 void board_stim_ack(void);
 
+/* Boards with a second stimulus line (rig STIM1, higher priority than STIM0). */
+void board_stim1_attach(k_isr_fn isr, void *arg);
+void board_stim1_ack(void);
+
 /* Self-test: make interrupt line 0 (low) or 1 (high priority) pending by software. */
 void board_irq_trigger(unsigned line, k_isr_fn isr, void *arg);
 bool board_irq_nesting(void);

@@ -124,7 +124,7 @@ static K_INLINE void resched(void)
         arch_switch_pend();
 }
 
-void k_sched_resched(void)
+K_WARM void k_sched_resched(void)
 {
     resched();
 }
@@ -260,7 +260,7 @@ static K_INLINE struct k_thread *wake_one(struct k_waitq *q, int result)
     return t;
 }
 
-struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
+K_WARM struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
 {
     return wake_one(q, result);
 }
@@ -298,8 +298,19 @@ int k_sched_block(struct k_waitq *q, uint32_t timeout_ms, arch_irq_key_t key)
     }
     if (timeout_ms != K_FOREVER)
         timeout_add(t, ticks + timeout_ms);
-    arch_switch_pend();
+    /*
+     * Unmask before asking for the switch, so the masked section and the switch's
+     * trap are two short sections, not one long one. Race-free: the thread is
+     * already off the ready queue, and the switch (at the end of an interrupt taken
+     * in between, or this call's own) takes the scheduler's decision again in
+     * k_sched_switch_hook. An interrupt in the gap that wakes another thread
+     * switches away at its trap's end; one that wakes this thread leaves it
+     * running (it is k_current and ready again) and the switch below finds nothing
+     * better. Either way nothing is lost, at worst one switch that keeps the
+     * thread. With an outer lock held (key 0) the switch happens masked, as before.
+     */
     arch_irq_unlock(key);
+    arch_switch_pend();
     return t->wake_result;
 }
 
@@ -489,10 +500,13 @@ static void idle_entry(void *arg)
             TRACE_IDLE_ENTER();
             arch_idle_wait();
             TRACE_IDLE_WAKE();
+            arch_irq_unlock(key);
         } else {
-            arch_switch_pend(); /* a tick taken from idle woke a thread: switch to it */
+            /* A tick taken from idle woke a thread: switch to it, unmasked (as in
+             * k_sched_block, the switch decides again). */
+            arch_irq_unlock(key);
+            arch_switch_pend();
         }
-        arch_irq_unlock(key);
     }
 }
 

@@ -7,6 +7,7 @@ docs/kernel.md:
 
     python firmware/tools/trace_breakdown.py path CAPTURE       # RT_TRACE=1 capture
     python firmware/tools/trace_breakdown.py sections CAPTURE   # RT_TRACE=2 capture
+    python firmware/tools/trace_breakdown.py masked CAPTURE     # RT_TRACE=2, nesting build
     python firmware/tools/trace_breakdown.py tick CAPTURE       # RT_TRACE=3 capture
 
 ``path``: the interrupt path of every pulse cut at its trace points, in SoC cycles
@@ -15,6 +16,8 @@ docs/kernel.md:
 sections of threads without the idle thread's wait), the longest of each kind, and
 for the pulses whose ISR latency exceeds the median by more than 2 µs, what held
 the CPU when the edge came.
+``masked``: with nested interrupts a trap is no longer masked from entry to exit;
+every stretch with interrupts off (MARKER0 or MARKER1 high, outside wfi), named.
 ``tick``: the tick interrupts (traps without ISR_OUT and with the tick's entry and
 exit pulses) cut at those pulses and at the switch, with and without a switch.
 """
@@ -181,6 +184,69 @@ def sections(cap, top=8):
         print(f"| {name} | {len(v)} | {max(v):.2f} |")
 
 
+def _merge(iv):
+    """Union of (start, end) intervals, sorted, overlapping ones merged."""
+    out = []
+    for a, b in sorted((int(a), int(b)) for a, b in iv):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def masked(cap, near=30):
+    """Every stretch with interrupts off, for a build with nested interrupts
+    (RT_TRACE=2 and K_CONFIG_NESTING=1): MARKER0 is high while a trap runs masked
+    (entry until its handler opens interrupts, closing again until mret), MARKER1
+    while code running with interrupts open holds the mask (a thread, a handler that
+    opened, the idle thread outside its wait). Their union is the time with
+    interrupts off; each stretch is named from its edges and its neighbours
+    (``near`` SoC cycles)."""
+    e, pc = _edges(cap)
+    m0r, m0f = (set(int(x) for x in v) for v in e[Input.MARKER0])
+    m2r, m2f = (e[Input.MARKER2] if Input.MARKER2 in e
+                else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+    isr_r = e[Input.ISR_OUT][0]
+    pieces = _merge(list(_intervals(*e[Input.MARKER0])) + list(_intervals(*e[Input.MARKER1])))
+    near_t = near * pc
+
+    def close(times, lo, hi):
+        i = np.searchsorted(times, lo, side="left")
+        return i < len(times) and times[i] <= hi
+
+    wait = _intervals(m2r, m2f) if len(m2r) else np.zeros((0, 2), np.int64)
+    kinds = defaultdict(list)
+    tick_part = "tick handler: kernel part (k_tick_announce_from_isr, masked)"
+    prev = None                        # (end, kind) of the last stretch
+    for a, b in pieces:
+        in_wait = _inside(wait, a) is not None   # the idle thread waits: a handler runs
+        after_lock = prev is not None and prev[1] == tick_part and a - prev[0] <= near_t
+        if close(isr_r, a, b - 1):
+            kind = "stimulus trap, masked from entry to mret (ISR, IST wake, switch to APP)"
+        elif a in m0r and after_lock:
+            kind = "tick trap: handler closes until mret"
+        elif a in m0r and in_wait:
+            kind = "tick trap taken from idle: entry until its handler opens (save, re-arm)"
+        elif a in m0r:
+            kind = "trap: ecall (a thread asks for a switch), or a tick taken from a thread"
+        elif in_wait:
+            kind = tick_part
+        elif close(m2f, a - near_t, a):
+            kind = "idle thread: masked after its wait, until it unlocks"
+        elif close(m2r, b, b + near_t):
+            kind = "idle thread: masked before its wait (next timeout, timer)"
+        else:
+            kind = "thread: masked section (k_sleep_ms, k_event_wait before the ecall)"
+        kinds[kind].append((b - a) / pc)
+        prev = (b, kind)
+    print("| section | count | median | max | max µs |\n| --- | --- | --- | --- | --- |")
+    for kind in sorted(kinds, key=lambda k: -max(kinds[k])):
+        v = np.array(kinds[kind])
+        print(f"| {kind} | {len(v)} | {np.median(v):.0f} | {v.max():.0f} | "
+              f"{v.max() / SOC_HZ * 1e6:.2f} |")
+
+
 def tick(cap):
     e, pc = _edges(cap)
     trap = _intervals(*e[Input.MARKER0])
@@ -216,11 +282,11 @@ def tick(cap):
                 print(f"| {name} | {np.median(v):.1f} | {v.min():.1f} | {v.max():.1f} |")
 
 
-MODES = {"path": path, "sections": sections, "tick": tick}
+MODES = {"path": path, "sections": sections, "masked": masked, "tick": tick}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in MODES:
-        print("usage: trace_breakdown.py path|sections|tick CAPTURE", file=sys.stderr)
+        print("usage: trace_breakdown.py path|sections|masked|tick CAPTURE", file=sys.stderr)
         sys.exit(2)
     try:
         cap = load(sys.argv[2])

@@ -8,8 +8,12 @@
  *   MARKER1  one pulse at dispatch (trap decoded), one at each scheduler switch
  *   MARKER2  one pulse when the ISR's interrupt id wakes the IST
  * RT_TRACE=2, non-preemptible sections:
- *   MARKER0  high from trap entry to trap exit (a trap runs with interrupts off)
- *   MARKER1  high while a thread holds interrupts masked (outermost lock)
+ *   MARKER0  high while a trap runs with interrupts off: from entry to exit, or with
+ *            K_CONFIG_NESTING low while its handler runs with interrupts open
+ *   MARKER1  high while code that runs with interrupts open (a thread, or a nesting
+ *            handler) holds them masked (outermost lock); low during the idle
+ *            thread's wait (it opens the mask for wfi) and cleared by a switch (the
+ *            thread switched to resumes open): MARKER0 or MARKER1 high = masked
  *   MARKER2  high while the idle thread waits for an interrupt (wfi); cleared
  *            again by the switch when the interrupt taken from the wait switches
  *            away, so a later trap of another thread is not counted as one from idle
@@ -52,11 +56,17 @@
 #define TRACE_SWITCH(from, to) ((void)(from), (void)(to), RT_MARK_PULSE(SOC_OUT_MARKER1))
 #define TRACE_IST_WAKE()       RT_MARK_PULSE(SOC_OUT_MARKER2)
 #elif RT_TRACE == 2
-#define TRACE_IRQ_OFF()        RT_MARK_SET(SOC_OUT_MARKER1)
-#define TRACE_IRQ_ON()         RT_MARK_CLR(SOC_OUT_MARKER1)
-#define TRACE_IDLE_ENTER()     RT_MARK_SET(SOC_OUT_MARKER2)
-#define TRACE_IDLE_WAKE()      RT_MARK_CLR(SOC_OUT_MARKER2)
-#define TRACE_SWITCH(from, to) ((void)(from), (void)(to), RT_MARK_CLR(SOC_OUT_MARKER2))
+#define TRACE_IRQ_OFF()    RT_MARK_SET(SOC_OUT_MARKER1)
+#define TRACE_IRQ_ON()     RT_MARK_CLR(SOC_OUT_MARKER1)
+/* The idle thread opens the mask for its wait (arch_idle_wait) and masks again after. */
+#define TRACE_IDLE_ENTER() (RT_MARK_CLR(SOC_OUT_MARKER1), RT_MARK_SET(SOC_OUT_MARKER2))
+#define TRACE_IDLE_WAKE()  (RT_MARK_CLR(SOC_OUT_MARKER2), RT_MARK_SET(SOC_OUT_MARKER1))
+/* The thread switched to resumes with interrupts open (every rt_test thread does). */
+#define TRACE_SWITCH(from, to)                                                                     \
+    ((void)(from), (void)(to), RT_MARK_CLR(SOC_OUT_MARKER1 | SOC_OUT_MARKER2))
+/* Nesting: MARKER0 is low while a handler runs with interrupts open. */
+#define TRACE_TRAP_UNMASK() RT_MARK_CLR(SOC_OUT_MARKER0)
+#define TRACE_TRAP_MASK()   RT_MARK_SET(SOC_OUT_MARKER0)
 #elif RT_TRACE == 3
 #define TRACE_TICK_ENTER()     RT_MARK_PULSE(SOC_OUT_MARKER1)
 #define TRACE_TICK_EXIT()      RT_MARK_PULSE(SOC_OUT_MARKER1)

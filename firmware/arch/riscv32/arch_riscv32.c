@@ -1,11 +1,16 @@
 /*
  * RISC-V rv32 machine-mode port.
  *
- * Interrupts do not nest (mstatus.MIE is cleared on trap entry and restored by
- * mret), so every handler runs on the interrupted thread's stack and a switch
- * is decided once, at trap exit. A thread asks for a switch with ecall, which
- * traps synchronously even with interrupts masked; the masked state travels
- * with the thread in its saved mstatus.
+ * Every handler runs on the interrupted thread's stack and a switch is decided
+ * once, at the outermost trap's exit. With K_CONFIG_NESTING a handler opens
+ * interrupts once its source cannot re-enter (riscv_nest_open): the timer after
+ * re-arming the compare, the board's external handler after raising the interrupt
+ * block's threshold; nested frames stack on the same stack and riscv_nest_depth
+ * counts the handlers that opened. Without it, mstatus.MIE stays clear from trap
+ * entry to mret. Kernel data is masked (arch_irq_lock) wherever it is touched, in
+ * handlers as in threads. A thread asks for a switch with ecall, which traps
+ * synchronously even with interrupts masked; the masked state travels with the
+ * thread in its saved mstatus.
  *
  * trap.S is the fast path: it saves what C may clobber, calls the handler
  * of the interrupt directly and completes the frame only for a switch. The
@@ -21,10 +26,7 @@
 #define MSTATUS_MPP_M (3u << 11)
 #define MSTATUS_MPIE  (1u << 7)
 
-/* Written by trap.S: 1 while an interrupt handler runs. */
-volatile uint32_t riscv_isr_depth;
-/* Set by arch_switch_pend inside a handler; trap.S switches at the trap's end. */
-volatile uint32_t riscv_switch_pending;
+/* riscv_isr_depth, riscv_switch_pending, riscv_nest_depth: in trap.S (one cache line). */
 
 /*
  * Timer state. Everything on the tick and idle paths is 32-bit except one
@@ -136,7 +138,11 @@ void riscv_timer_irq(void)
         tick_last_add(cycles_per_tick);
     }
     set_compare_after_last(cycles_per_tick);
+    /* Re-armed: the timer cannot re-enter before the next tick. A device interrupt may
+     * preempt the kernel's part (which masks around its own data). */
+    struct riscv_nest nest = riscv_nest_open(0);
     k_tick_announce_from_isr(n);
+    riscv_nest_close(nest);
 }
 
 K_COLD void arch_timer_start(void)

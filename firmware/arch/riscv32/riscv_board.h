@@ -16,9 +16,58 @@ void riscv_board_set_mtimecmp_lo(uint32_t lo);
 /*
  * Machine external interrupt, called from trap.S with interrupts masked: run the
  * source's ISR through k_isr_run. Keep it direct: it is the interrupt latency.
+ * With K_CONFIG_NESTING, once the line cannot re-enter (the interrupt block's
+ * threshold raised to its priority), open interrupts with riscv_nest_open(MIE_MTIE)
+ * (the tick does not preempt a device interrupt) and close them with
+ * riscv_nest_close before returning.
  */
 void riscv_board_ext_irq(void);
 /* The kernel side of the port called by trap.S (arch_riscv32.c). */
 void riscv_timer_irq(void);
+
+#define RISCV_MIE_MTIE (1u << 7)
+
+/* trap.S: 1 while a handler runs; a switch asked for in one; handlers that opened. */
+extern volatile uint32_t riscv_isr_depth, riscv_switch_pending, riscv_nest_depth;
+
+/*
+ * Nesting inside a handler (K_CONFIG_NESTING): keep mepc and mstatus (a nested trap
+ * overwrites them), clear the mie bits in keep_off (sources that must not preempt
+ * this handler), set mstatus.MIE. riscv_nest_close masks again and puts all three
+ * back. Without K_CONFIG_NESTING both are empty and the handler stays masked.
+ */
+struct riscv_nest {
+    uint32_t mie, mepc, mstatus;
+};
+
+static inline __attribute__((always_inline)) struct riscv_nest riscv_nest_open(uint32_t keep_off)
+{
+    struct riscv_nest n = {0, 0, 0};
+#if K_CONFIG_NESTING
+    __asm__ volatile("csrr %0, mepc" : "=r"(n.mepc));
+    __asm__ volatile("csrr %0, mstatus" : "=r"(n.mstatus));
+    __asm__ volatile("csrrc %0, mie, %1" : "=r"(n.mie) : "r"(keep_off) : "memory");
+    riscv_nest_depth = riscv_nest_depth + 1u;
+    TRACE_TRAP_UNMASK();
+    __asm__ volatile("csrsi mstatus, 8" : : : "memory");
+#else
+    (void)keep_off;
+#endif
+    return n;
+}
+
+static inline __attribute__((always_inline)) void riscv_nest_close(struct riscv_nest n)
+{
+#if K_CONFIG_NESTING
+    __asm__ volatile("csrci mstatus, 8" : : : "memory");
+    TRACE_TRAP_MASK();
+    riscv_nest_depth = riscv_nest_depth - 1u;
+    __asm__ volatile("csrw mie, %0" : : "r"(n.mie) : "memory");
+    __asm__ volatile("csrw mepc, %0" : : "r"(n.mepc) : "memory");
+    __asm__ volatile("csrw mstatus, %0" : : "r"(n.mstatus) : "memory");
+#else
+    (void)n;
+#endif
+}
 
 #endif /* RISCV_BOARD_H */

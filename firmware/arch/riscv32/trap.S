@@ -5,23 +5,39 @@
  * (ra, t0..t6, a0..a7: 16 words; an ecall not even those) and calls its handler directly: no trap decode
  * in C, no table. The callee-saved registers (s0..s11, gp, tp) and mepc/mstatus
  * are saved only when the trap ends in a context switch; without a switch the
- * handler's C code has preserved them and mepc/mstatus are still in their CSRs
- * (interrupts do not nest: MIE stays clear until mret).
+ * handler's C code has preserved them.
  *
- * Frame (128 bytes on the interrupted thread's stack, word n at 4*n):
- *   0 mepc (bit 0 set: an ecall frame, without caller-saved registers),
- *   1 x1 (ra), 2 mstatus, 3..31 x3..x31.
- * A thread that is not running has a complete frame at its saved sp
- * (arch_thread_init builds one for a new thread).
- *
- * Causes: machine external interrupt -> riscv_board_ext_irq (the board's ISR
- * dispatch), machine timer -> riscv_timer_irq (the kernel tick), ecall from
- * machine mode -> a switch the thread asked for (arch_switch_pend). Anything
- * else is a fatal exception.
+ * Nesting (K_CONFIG_NESTING=1): a handler may open interrupts once its source cannot
+ * re-enter (the board's external handler raises the interrupt block's THRESHOLD to
+ * the line's priority and keeps the timer off; the timer handler re-arms the compare
+ * first). riscv_nest_open/close (riscv_board.h) keep mepc and mstatus, which a nested
+ * trap overwrites, and put them back with interrupts closed again before the handler
+ * returns, so this code finds them in their CSRs either way. riscv_nest_depth counts
+ * the handlers that opened; a trap that ends while it is not 0 was nested and
+ * returns into its handler, the outermost one switches. K_CONFIG_NESTING=0: MIE
+ * stays clear from entry to mret.
  */
+#include "k_config.h"
 #include "k_trace.h"
 
 #define FRAME 128
+
+/*
+ * The port's interrupt state, in one cache line: the entry only stores, the exit
+ * loads (a load at entry could wait for a D-cache refill before the ISR).
+ *   riscv_isr_depth       1 while a handler runs (arch_in_isr)
+ *   riscv_switch_pending  set by arch_switch_pend in a handler
+ *   riscv_nest_depth      handlers that opened interrupts (riscv_nest_open/close)
+ */
+    .section .sbss.riscv_irq_state, "aw", @nobits
+    .align  4
+    .globl  riscv_isr_depth, riscv_switch_pending, riscv_nest_depth
+riscv_isr_depth:
+    .zero   4
+riscv_switch_pending:
+    .zero   4
+riscv_nest_depth:
+    .zero   4
 
     .section .text.trap, "ax"
     .align  4
@@ -59,6 +75,11 @@ riscv_trap_entry:
     bne     t0, t1, .Lfatal
     call    riscv_timer_irq
 .Lint_done:
+#if K_CONFIG_NESTING
+    /* Taken inside a handler that opened interrupts: return to it, no switch. */
+    lw      t0, riscv_nest_depth
+    bnez    t0, .Lreturn
+#endif
     sw      zero, riscv_isr_depth, t0
     lw      t0, riscv_switch_pending
     bnez    t0, .Lswitch

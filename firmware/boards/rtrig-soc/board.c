@@ -4,15 +4,32 @@
 #include "riscv_board.h"
 #include "soc_map.h"
 
-static k_isr_fn stim_isr;
-static void *stim_arg;
+/*
+ * The interrupt block's two lines (soc_map.h): line 0 <- STIM0 (the stimulus),
+ * line 1 <- STIM1, of higher priority, so with K_CONFIG_NESTING its ISR preempts
+ * line 0's. line_prio mirrors the PRIORITY register and irq_threshold THRESHOLD,
+ * so the handler reads neither over the bus.
+ */
+#define LINE0_PRIO 1u
+#define LINE1_PRIO 2u
+static k_isr_fn line_isr[2];
+static void *line_arg[2];
+#if K_CONFIG_NESTING
+static const uint32_t line_prio[2] = {LINE0_PRIO, LINE1_PRIO};
+static uint32_t irq_threshold;
+#endif
 volatile uint32_t soc_isr_out_cycle;
 
 K_COLD void board_init(void)
 {
     SOC_REG(SOC_GPIO_OUT) = 0;
     SOC_REG(SOC_IRQ_ENABLE) = 0;
-    SOC_REG(SOC_IRQ_PENDING) = SOC_IRQ_STIM;
+    SOC_REG(SOC_IRQ_PENDING) = SOC_IRQ_STIM | SOC_IRQ_STIM1;
+    SOC_REG(SOC_IRQ_PRIORITY) = LINE0_PRIO | (LINE1_PRIO << 4);
+    SOC_REG(SOC_IRQ_THRESHOLD) = 0;
+#if K_CONFIG_NESTING
+    irq_threshold = 0;
+#endif
     /* VexRiscv gates its external interrupt array with this CSR; it resets to 0. */
     __asm__ volatile("csrw 0xBC0, %0" : : "r"(1u) : "memory");
 }
@@ -71,12 +88,19 @@ K_COLD void board_halt(uint32_t code, uint32_t detail)
         __asm__ volatile("wfi");
 }
 
+K_COLD static void line_attach(unsigned line, k_isr_fn isr, void *arg)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    line_isr[line] = isr;
+    line_arg[line] = arg;
+    SOC_REG(SOC_IRQ_PENDING) = 1u << line;
+    SOC_REG(SOC_IRQ_ENABLE) |= 1u << line;
+    arch_irq_unlock(key);
+}
+
 K_COLD void board_stim_attach(k_isr_fn isr, void *arg)
 {
-    stim_isr = isr;
-    stim_arg = arg;
-    SOC_REG(SOC_IRQ_PENDING) = SOC_IRQ_STIM;
-    SOC_REG(SOC_IRQ_ENABLE) = SOC_IRQ_STIM;
+    line_attach(0, isr, arg);
 }
 
 void board_stim_ack(void)
@@ -84,23 +108,39 @@ void board_stim_ack(void)
     SOC_REG(SOC_IRQ_PENDING) = SOC_IRQ_STIM;
 }
 
-static k_isr_fn test_isr;
-static void *test_arg;
+K_COLD void board_stim1_attach(k_isr_fn isr, void *arg)
+{
+    line_attach(1, isr, arg);
+}
+
+void board_stim1_ack(void)
+{
+    SOC_REG(SOC_IRQ_PENDING) = SOC_IRQ_STIM1;
+}
+
+static k_isr_fn test_isr[2];
+static void *test_arg[2];
 
 K_COLD static uint32_t test_isr_wrapper(void *arg)
 {
-    (void)arg;
-    board_stim_ack();
-    return test_isr(test_arg);
+    unsigned line = (unsigned)(uintptr_t)arg;
+    SOC_REG(SOC_IRQ_PENDING) = 1u << line;
+    return test_isr[line] != NULL ? test_isr[line](test_arg[line]) : K_SYSINTR_NOP;
 }
 
 K_COLD void board_irq_trigger(unsigned line, k_isr_fn isr, void *arg)
 {
-    (void)line; /* one interrupt line: both self-test lines share it */
-    test_isr = isr;
-    test_arg = arg;
-    board_stim_attach(test_isr_wrapper, NULL);
-    SOC_REG(SOC_IRQ_TRIGGER) = SOC_IRQ_STIM;
+    line = line != 0 ? 1u : 0u;
+    test_isr[line] = isr;
+    test_arg[line] = arg;
+    line_attach(line, test_isr_wrapper, (void *)(uintptr_t)line);
+#if K_CONFIG_NESTING
+    /* Line 1 attached (an ISR that does nothing until a test sets one), so line 0's
+     * handler opens and a test can trigger line 1 from inside it. */
+    if (line_isr[1] == NULL)
+        line_attach(1, test_isr_wrapper, (void *)1u);
+#endif
+    SOC_REG(SOC_IRQ_TRIGGER) = 1u << line;
     /* The read-back orders the trigger before we go on; the trap follows within a few cycles. */
     (void)SOC_REG(SOC_IRQ_PENDING);
     __asm__ volatile("nop; nop; nop; nop" : : : "memory");
@@ -108,7 +148,7 @@ K_COLD void board_irq_trigger(unsigned line, k_isr_fn isr, void *arg)
 
 bool board_irq_nesting(void)
 {
-    return false;
+    return K_CONFIG_NESTING != 0;
 }
 
 /* ---- riscv32 port glue ---- */
@@ -141,29 +181,83 @@ void riscv_board_set_mtimecmp_lo(uint32_t lo)
     SOC_REG(SOC_MTIMECMP_LO) = lo;
 }
 
+#if K_CONFIG_NESTING
+/*
+ * Line 0's ISR with interrupts open. Raise THRESHOLD to the line's priority first
+ * (the line, level sensitive until its ISR acknowledges it, cannot re-enter; line 1
+ * can) and keep the tick off (it waits for the device interrupt, as without
+ * nesting). K_WARM: rt_test attaches line 0 only and never comes here.
+ */
+K_WARM static void line0_preemptible(k_isr_fn isr, void *arg)
+{
+    uint32_t outer = irq_threshold;
+    irq_threshold = line_prio[0];
+    SOC_REG(SOC_IRQ_THRESHOLD) = line_prio[0];
+    struct riscv_nest nest = riscv_nest_open(RISCV_MIE_MTIE);
+    TRACE_DISPATCH();
+    k_isr_run(isr, arg);
+    riscv_nest_close(nest);
+    irq_threshold = outer;
+    SOC_REG(SOC_IRQ_THRESHOLD) = outer;
+}
+#endif
+
+/*
+ * Self-timed latency of line 0: edge latch (IRQ_STAMP, mtime) to the ISR_OUT store
+ * (mcycle; both count CPU cycles from reset). Reported after the ISR so it does not
+ * delay ISR_OUT; only if this ISR raised ISR_OUT (0: it did not; mcycle is never 0
+ * after reset's first cycles).
+ */
+static K_INLINE void line0_report(void)
+{
+    uint32_t out = soc_isr_out_cycle;
+    if (out != 0) {
+        soc_isr_out_cycle = 0;
+        SOC_REG(SOC_SYS_TRACE) = out - SOC_REG(SOC_IRQ_STAMP);
+    }
+}
+
+/*
+ * Both lines, or none attached: CLAIM names the pending line of highest priority
+ * above THRESHOLD. K_WARM: rt_test attaches line 0 only and never comes here.
+ */
+K_WARM static void ext_irq_claim(void)
+{
+    uint32_t line = SOC_REG(SOC_IRQ_CLAIM);
+    if (line > 1u)
+        return; /* withdrawn meanwhile: nothing to serve */
+    k_isr_fn isr = line_isr[line];
+    if (isr == NULL) {
+        SOC_REG(SOC_IRQ_ENABLE) &= ~(1u << line); /* nothing attached: do not loop on it */
+        return;
+    }
+#if K_CONFIG_NESTING
+    /* Line 0 opens (line 1 can preempt it); line 1, the highest, runs masked. */
+    if (line == 0) {
+        line0_preemptible(isr, line_arg[0]);
+        line0_report();
+        return;
+    }
+#endif
+    TRACE_DISPATCH();
+    k_isr_run(isr, line_arg[line]);
+    if (line == 0)
+        line0_report();
+}
+
 void riscv_board_ext_irq(void)
 {
     /*
-     * The stimulus is the SoC's only interrupt source, and ENABLE is set only
-     * with an ISR attached (board_stim_attach): call it without reading
-     * PENDING, which would cost two bus reads before ISR_OUT.
+     * Line 0 alone (rt_test): ENABLE is set only with its ISR (board_stim_attach), so
+     * call it without reading CLAIM, which would cost a bus read before ISR_OUT; and
+     * run it masked, since nothing could preempt it.
      */
-    k_isr_fn isr = stim_isr;
-    if (isr != NULL) {
+    k_isr_fn isr = line_isr[0];
+    if (line_isr[1] == NULL && isr != NULL) {
         TRACE_DISPATCH();
-        k_isr_run(isr, stim_arg);
-        /*
-         * Self-timed latency: edge latch (IRQ_STAMP, mtime) to the ISR_OUT store
-         * (mcycle; both count CPU cycles from reset). Reported after the ISR so
-         * it does not delay ISR_OUT; only if this ISR raised ISR_OUT (0: it did
-         * not; mcycle is never 0 after reset's first cycles).
-         */
-        uint32_t out = soc_isr_out_cycle;
-        if (out != 0) {
-            soc_isr_out_cycle = 0;
-            SOC_REG(SOC_SYS_TRACE) = out - SOC_REG(SOC_IRQ_STAMP);
-        }
-    } else {
-        SOC_REG(SOC_IRQ_ENABLE) = 0; /* nothing attached: do not loop on it */
+        k_isr_run(isr, line_arg[0]);
+        line0_report();
+        return;
     }
+    ext_irq_claim();
 }

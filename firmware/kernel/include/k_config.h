@@ -28,6 +28,22 @@
 #define K_CONFIG_MAX_IDLE_TICKS 10000u
 #endif
 
+/*
+ * Nested interrupts. 1: a port that supports it (riscv32 with rtrig-soc's
+ * prioritised interrupt block; Cortex-M nests through the NVIC either way) runs an
+ * interrupt's handler with interrupts enabled once the entry state is saved, so a
+ * higher-priority interrupt preempts it; the kernel masks only around its own data.
+ * 0: handlers run masked from trap entry to return (the riscv32 port before).
+ */
+#ifndef K_CONFIG_NESTING
+#define K_CONFIG_NESTING 1
+#endif
+
+/*
+ * The idle thread's stack. With nesting, interrupts taken from idle stack their
+ * frames on it: tick (128-byte frame and ~64 bytes of C) plus a device interrupt
+ * (128 and ~80) and the idle loop's own ~32 fit 512 bytes (docs/kernel.md).
+ */
 #ifndef K_CONFIG_IDLE_STACK_WORDS
 #define K_CONFIG_IDLE_STACK_WORDS 128u
 #endif
@@ -49,6 +65,19 @@
 #define K_COLD __attribute__((section(K_COLD_SECTION), noinline))
 #else
 #define K_COLD
+#endif
+#endif
+
+/*
+ * Kernel code off the measured interrupt, tick and switch paths but not rare
+ * (waking every waiter of a manual-reset event, a contended mutex's hand-over):
+ * rtrig-soc's link.ld puts it after the hot code, before the cold code.
+ */
+#ifndef K_WARM
+#if defined(__GNUC__) && defined(K_WARM_SECTION)
+#define K_WARM __attribute__((section(K_WARM_SECTION), noinline))
+#else
+#define K_WARM
 #endif
 #endif
 

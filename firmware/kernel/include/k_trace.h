@@ -50,6 +50,13 @@
 #ifndef TRACE_IDLE_EXIT
 #define TRACE_IDLE_EXIT() ((void)0)
 #endif
+/* A nesting port's handler opens interrupts (UNMASK) and closes them again (MASK). */
+#ifndef TRACE_TRAP_UNMASK
+#define TRACE_TRAP_UNMASK() ((void)0)
+#endif
+#ifndef TRACE_TRAP_MASK
+#define TRACE_TRAP_MASK() ((void)0)
+#endif
 /* Outermost interrupt mask taken / released in thread context (arch_irq_lock). */
 #ifndef TRACE_IRQ_OFF
 #define TRACE_IRQ_OFF() ((void)0)

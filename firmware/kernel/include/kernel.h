@@ -223,7 +223,7 @@ void k_isr_signal(uint32_t sysintr);
  * Inline so the vector calls the ISR itself: one call less before the ISR's
  * first instruction.
  */
-static inline void k_isr_run(k_isr_fn isr, void *arg)
+static K_INLINE void k_isr_run(k_isr_fn isr, void *arg)
 {
     TRACE_ISR_ENTER();
     uint32_t id = isr(arg);
