@@ -283,7 +283,7 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
                 seen, last_change = edges, now
                 bar.update(done)
             if done >= len(tests):
-                # the self-timed counts are all written once the run's end word is
+                # the self-timed counts are all written once the run's end word is in
                 traced = trace is None or TRACE_RUN_END in _read_trace(trace)[before:]
                 if traced and quiet_since is not None and now - quiet_since > 0.3:
                     break
