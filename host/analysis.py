@@ -21,6 +21,12 @@ __all__ = ["channel_stats", "channel_stats_from_counts", "percentile_ranks", "ca
 PERCENTILES = {"p50": 50, "p99": 99, "p999": 99.9, "p9999": 99.99}
 
 
+def claimable(samples, percent):
+    """A percentile is backed by data when at least 10 of ``samples`` lie at or beyond
+    it; the reports mark the others (too few to claim)."""
+    return samples * (1 - percent / 100.0) >= 10
+
+
 def ticks_to_ns(ticks, tick_hz):
     return np.asarray(ticks, dtype=np.float64) * (1e9 / tick_hz)
 

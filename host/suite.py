@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import LinkError, UsageError
 from ..protocol import Input, PacketType, Reg
 from ..units import format_s
-from .analysis import ticks_to_ns
+from .analysis import claimable, ticks_to_ns
 from .link import decode_events
 from .run import CaptureRun, Progress, capture_meta
 from .settings import CaptureSettings
@@ -169,21 +169,15 @@ def split_tests(events, tests):
     return out
 
 
-def _percent_weak(n, p):
-    """Fewer than 10 samples lie beyond percentile ``p`` of ``n``: too short to claim."""
-    return n * (1 - p / 100) < 10
-
-
 def iteration_figures(its, tick_hz, counts=None, cycle_ticks=None, offset_cycles=0):
     """One test's figures (ns) from its iterations ``its`` (:data:`ITERATION_DTYPE`):
     count, cold (iteration 0), min, mean, p50, p99, p99.99, max over the iterations
     after the first, and with ``counts`` (the target's own cycle counts,
     ``cycle_ticks`` rig ticks each) their agreement with the rig."""
-    rec = its
     missed = its["missed"]
     lat = ticks_to_ns(its["interval"], tick_hz)
-    out = {"count": int(len(rec)), "missed": int(missed.sum()),
-           "cold_ns": round(float(lat[0]), 1) if len(rec) and not missed[0] else None}
+    out = {"count": int(len(its)), "missed": int(missed.sum()),
+           "cold_ns": round(float(lat[0]), 1) if len(its) and not missed[0] else None}
     warm = lat[1:][~missed[1:]]
     if len(warm):
         pct = np.percentile(warm, [50, 99, 99.99], method="inverted_cdf")
@@ -193,16 +187,16 @@ def iteration_figures(its, tick_hz, counts=None, cycle_ticks=None, offset_cycles
     else:
         out.update(dict.fromkeys(("min_ns", "mean_ns", "p50_ns", "p99_ns", "p9999_ns",
                                   "max_ns")))
-    out["weak"] = [k for k, p in (("p99", 99), ("p9999", 99.99)) if _percent_weak(len(warm), p)]
+    out["weak"] = [k for k, p in (("p99", 99), ("p9999", 99.99)) if not claimable(len(warm), p)]
     if counts is not None:
         c = np.asarray(counts, dtype=np.int64)
-        n = min(len(c), len(rec))
-        diff = rec["interval"][:n].astype(np.int64) - c[:n] * cycle_ticks \
+        n = min(len(c), len(its))
+        diff = its["interval"][:n].astype(np.int64) - c[:n] * cycle_ticks \
             - offset_cycles * cycle_ticks
         diff = diff[~missed[:n]]
         worst = int(np.abs(diff).max()) if len(diff) else 0
         out["self_timed"] = {
-            "agree": bool(len(c) == len(rec) and worst <= cycle_ticks),
+            "agree": bool(len(c) == len(its) and worst <= cycle_ticks),
             "max_diff_cycles": round(worst / cycle_ticks, 2),
             "iterations": int(len(c)),
         }

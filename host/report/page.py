@@ -9,7 +9,7 @@ from pathlib import Path
 from ...capture import scan
 from ...errors import UsageError
 from ...units import format_hz
-from ..analysis import PERCENTILES
+from ..analysis import PERCENTILES, claimable
 from .data import (
     _channel_order,
     record_count,
@@ -44,11 +44,6 @@ def _table(heads, rows, cls=""):
     return f'<table class="{cls}"><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _claimable(answered, percent):
-    """A percentile is backed by data when ≥ 10 samples lie at or beyond it."""
-    return answered * (1 - percent / 100.0) >= 10
-
-
 _SUMMARY_HEADS = ["channel", "min", "max", "jitter", "mean", "p50", "p99", "p99.9", "p99.99",
                   "missed", "pulses"]
 
@@ -60,7 +55,7 @@ def _summary_rows(per_channel, label=None):
         pct = []
         for key, percent in PERCENTILES.items():
             cell = _fmt_us(st[f"{key}_ns"])
-            if st[f"{key}_ns"] is not None and not _claimable(st["answered"], percent):
+            if st[f"{key}_ns"] is not None and not claimable(st["answered"], percent):
                 cell = f'<span class="weak" title="fewer than 10 samples beyond">{cell}*</span>'
             pct.append(cell)
         missed = f"{st['missed']}"
