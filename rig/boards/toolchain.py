@@ -6,6 +6,8 @@ Amaranth's build script names each tool through a variable (``YOSYS``,
 ``NEXTPNR_ECP5``, ...); :func:`tool_env` points those at the YoWASP executables.
 """
 
+import fcntl
+import hashlib
 import os
 import shutil
 import signal
@@ -54,7 +56,8 @@ def tools_missing(family=None):
 
 
 def tool_env(cache_dir):
-    """Environment for the build script: the YoWASP tools and their wasm cache."""
+    """Environment for the build script: the YoWASP tools and their wasm cache, with
+    every tool compiled into the cache (:func:`_compile_once`)."""
     env = dict(os.environ)
     for var, exe in YOWASP_TOOLS.items():
         path = _find_tool(exe)
@@ -62,7 +65,33 @@ def tool_env(cache_dir):
             env[var] = path
     env["YOWASP_CACHE_DIR"] = str(cache_dir)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    _compile_once(Path(cache_dir), env)
     return env
+
+
+def _compile_once(cache_dir, env):
+    """Run each tool once, one at a time, so its wasm is compiled into the cache before
+    builds use it. Two builds that start together with a cold cache (parallel tests on
+    a fresh checkout) otherwise compile the same tool at once, and one of them can be
+    killed by SIGBUS ("Bus error") reading the other's half-written module. A lock file
+    serialises this across processes; a marker per set of tools makes it run once."""
+    tools = sorted(env[v] for v in YOWASP_TOOLS if v in env)
+    if not tools:
+        return
+    key = hashlib.sha256(repr([(t, os.stat(t).st_mtime_ns) for t in tools]).encode())
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    marker = cache_dir / f".compiled-{key.hexdigest()[:16]}"
+    if marker.exists():
+        return
+    with open(cache_dir / ".compile.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists():             # another process did it while we waited
+            return
+        for tool in tools:
+            # --version (or its usage text) instantiates the module: that compiles it.
+            subprocess.run([tool, "--version"], env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=1800, check=False)
+        marker.touch()
 
 def _family(platform):
     return "ice40" if "iCE40" in platform.device else "ecp5"
