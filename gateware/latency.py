@@ -1,6 +1,6 @@
 """The latency records feature: stimulus pulses matched with the response channels."""
 
-from amaranth import Module, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
@@ -26,6 +26,14 @@ class LatencyRecords(Feature):
     its records pass a :class:`~rtrig.gateware.merge.RecordMerger` into a FIFO in front
     of the link while ``STREAM_EN`` bit 1 is set. The pulse index counts STIM0 rising
     edges from 0 at ``clear`` and at a stimulus start.
+
+    Interval channels (not ``lean``): ``LAT_EDGES`` chooses each channel's start edge
+    (the matcher's "stimulus") and end edge (its "response rise"; the end source's
+    other edge is its "response fall", the completion) among the inputs and STIM0/STIM1,
+    rising or falling. Its reset value is the latency channels above. A channel's pulse
+    index then counts its own start edges (from 0 at ``clear`` and at a stimulus
+    start). The selected strobes go straight into the matchers' input registers, so
+    an interval channel's figures are pin-time differences like a latency's.
 
     Parameters
     ----------
@@ -64,7 +72,8 @@ class LatencyRecords(Feature):
         LATENCY packets (19-byte payloads, :data:`rtrig.records.LATENCY`).
     regs : Out(Signature)
         ``LAT_CH_EN``, ``LAT_TIMEOUT`` (ticks; 0: until the next stimulus),
-        ``LAT_OVERFLOW``, ``LAT_RECORDS``; it reads ``STREAM_EN``.
+        ``LAT_OVERFLOW``, ``LAT_RECORDS``, ``LAT_EDGES`` (not ``lean``); it reads
+        ``STREAM_EN``.
     """
 
     def __init__(self, depth=512, step=1, lean=False, with_statistics=True):
@@ -81,18 +90,13 @@ class LatencyRecords(Feature):
             "rec_a": Out(data.ArrayLayout(LatencyRecord, ch)),
             "rec_b": Out(data.ArrayLayout(LatencyRecord, ch)),
             "packets": Out(stream.Signature(TxPacket)),
-        }, registers=("LAT_CH_EN", "LAT_TIMEOUT", "LAT_OVERFLOW", "LAT_RECORDS"),
-            uses=("STREAM_EN",))
+        }, registers=("LAT_CH_EN", "LAT_TIMEOUT", "LAT_OVERFLOW", "LAT_RECORDS")
+            + (() if lean else ("LAT_EDGES",)), uses=("STREAM_EN",))
 
     def elaborate(self, platform):
         m = Module()
         regs, clear = self.regs, self.clear
-        pulse = Signal(32)
-        with m.If(clear | (self.start & ~self.running)):
-            m.d.sync += pulse.eq(0)
-        with m.Elif(self.rise[_STIM0]):
-            m.d.sync += pulse.eq(pulse + 1)
-
+        restart = clear | (self.start & ~self.running)
         m.submodules.merge = merge = RecordMerger(LatencyRecord, 2 * N_LATENCY_CHANNELS)
         on = regs.STREAM_EN[1]
         # With the statistics, the matchers also run for them, and the stream takes
@@ -105,15 +109,23 @@ class LatencyRecords(Feature):
             else:
                 mt = LatencyMatcher(ch)
             m.submodules[f"match{ch}"] = mt
+            if self.lean:
+                # Latency channels only, sharing one pulse index (area).
+                start, end_rise, end_fall = self.rise[_STIM0], self.rise[ch], self.fall[ch]
+                if ch == 0:
+                    pulse = self._pulse_index(m, restart, start, "pulse")
+            else:
+                start, end_rise, end_fall = self._edges(m, regs.LAT_EDGES[8 * ch:][:8])
+                pulse = self._pulse_index(m, restart, start, f"pulse{ch}")
             a_valid, b_valid = mt.rec_a_valid, mt.rec_b_valid
             if self.with_statistics:
                 a_valid, b_valid = a_valid & on, b_valid & on
             m.d.comb += [
                 mt.enable.eq(run & regs.LAT_CH_EN[ch]),
                 mt.clear.eq(clear),
-                mt.stim_rise.eq(self.rise[_STIM0]),
-                mt.in_rise.eq(self.rise[ch]),
-                mt.in_fall.eq(self.fall[ch]),
+                mt.stim_rise.eq(start),
+                mt.in_rise.eq(end_rise),
+                mt.in_fall.eq(end_fall),
                 mt.in_phase.eq(self.phase[ch]),
                 mt.t.eq(self.t),
                 mt.pulse.eq(pulse),
@@ -133,3 +145,27 @@ class LatencyRecords(Feature):
             regs.LAT_OVERFLOW, regs.LAT_RECORDS, in_reg=not self.lean)
         packet_from_fifo(m, self.packets, PacketType.LATENCY, LATENCY, q)
         return m
+
+    @staticmethod
+    def _pulse_index(m, restart, start, name):
+        """Index of the start edge flagged this cycle: 0 for the first after ``restart``."""
+        pulse = Signal(32, name=name)
+        with m.If(restart):
+            m.d.sync += pulse.eq(0)
+        with m.Elif(start):
+            m.d.sync += pulse.eq(pulse + 1)
+        return pulse
+
+    def _edges(self, m, sel):
+        """A channel's start strobe and end rise/fall strobes, chosen by its
+        ``LAT_EDGES`` byte ``sel``. (Phases are not needed: the full matcher samples
+        once per cycle.)"""
+        start_src, start_fall, end_src, end_fall = sel[0:3], sel[3], sel[4:7], sel[7]
+        start = Mux(start_fall, self.fall.bit_select(start_src, 1),
+                    self.rise.bit_select(start_src, 1))
+        e_rise, e_fall = self.rise.bit_select(end_src, 1), self.fall.bit_select(end_src, 1)
+        end_rise = Signal()
+        end_other = Signal()
+        m.d.comb += [end_rise.eq(Mux(end_fall, e_fall, e_rise)),
+                     end_other.eq(Mux(end_fall, e_rise, e_fall))]
+        return start, end_rise, end_other

@@ -21,13 +21,15 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 __all__ = ["SoC", "SoCBus", "WishboneSignature", "vexriscv_verilog", "load_image", "IO_MAP", "SOC_ID",
-           "RAM_BYTES", "N_GPIO_OUT", "IRQ_SYNC_STAGES"]
+           "RAM_BYTES", "N_GPIO_OUT", "IRQ_SYNC_STAGES", "N_IRQ"]
 
 RAM_BYTES = 64 * 1024
 N_GPIO_OUT = 6
 SOC_ID = 0x52545247                  #: "RTRG"
 #: Flip-flops between the IRQ pin and the edge detector (``cdc.FFSynchronizer``).
 IRQ_SYNC_STAGES = 2
+#: Interrupt lines (``IRQ_PENDING`` bits): 0 from STIM0, 1 from STIM1.
+N_IRQ = 2
 
 #: Byte addresses of the I/O registers (``soc_map.h``).
 IO_MAP = {
@@ -35,6 +37,8 @@ IO_MAP = {
     "GPIO_OUT": 0x8000_0008, "GPIO_IN": 0x8000_000C,
     "IRQ_PENDING": 0x8000_1000, "IRQ_ENABLE": 0x8000_1004,
     "IRQ_TRIGGER": 0x8000_1008, "IRQ_PIN": 0x8000_100C, "IRQ_STAMP": 0x8000_1010,
+    "IRQ_STAMP1": 0x8000_1014, "IRQ_PRIORITY": 0x8000_1018, "IRQ_THRESHOLD": 0x8000_101C,
+    "IRQ_CLAIM": 0x8000_1020,
     "MTIME_LO": 0x8000_2000, "MTIME_HI": 0x8000_2004,
     "MTIMECMP_LO": 0x8000_2008, "MTIMECMP_HI": 0x8000_200C,
     "CONSOLE_TX": 0x8000_3000, "SIM_EXIT": 0x8000_3004, "SYS_ID": 0x8000_3008,
@@ -91,7 +95,9 @@ class SoCBus(wiring.Component):
         read ahead, so a 32-byte cache line takes 9 cycles. A write is acknowledged in
         its cycle and takes effect at the end of it.
     timer_irq, ext_irq : Out(1)
-        ``mtime >= mtimecmp`` (registered) and ``PENDING & ENABLE``.
+        ``mtime >= mtimecmp`` (registered) and "a line is pending and enabled with a
+        priority above ``THRESHOLD``" (with the reset priorities and threshold:
+        ``PENDING & ENABLE``).
     irq, gpio_in, gpio_out, console_*, exit_*, trace_* :
         As in :class:`SoC`.
     """
@@ -103,7 +109,7 @@ class SoCBus(wiring.Component):
             "dbus": In(WishboneSignature),
             "timer_irq": Out(1),
             "ext_irq": Out(1),
-            "irq": In(1),
+            "irq": In(N_IRQ),
             "gpio_in": In(1),
             "gpio_out": Out(N_GPIO_OUT),
             "console_valid": Out(1),
@@ -193,26 +199,48 @@ class SoCBus(wiring.Component):
         reads.update(MTIME_LO=mtime[:32], MTIME_HI=mtime[32:],
                      MTIMECMP_LO=mtimecmp[:32], MTIMECMP_HI=mtimecmp[32:])
 
-        # Edge-latched interrupt. STAMP holds mtime of the cycle the synchronised edge
-        # was detected, so firmware can time its own entry (docs/soc.md).
-        pin = Signal()
-        pin_prev = Signal()
-        m.submodules.irq_sync = cdc.FFSynchronizer(self.irq, pin, stages=IRQ_SYNC_STAGES)
-        m.d.sync += pin_prev.eq(pin)
-        rise = pin & ~pin_prev
-        pending = Signal()
-        enable = Signal()
-        stamp = Signal(32)
-        with m.If(wr("IRQ_PENDING") & wdata[0]):
-            m.d.sync += pending.eq(0)
-        with m.If(wr("IRQ_TRIGGER") & wdata[0]):
-            m.d.sync += pending.eq(1)
-        with m.If(rise):                       # an edge wins over a clear in the same cycle
-            m.d.sync += [pending.eq(1), stamp.eq(mtime[:32])]
+        # Edge-latched interrupt lines. STAMP (line 0) and STAMP1 hold mtime of the
+        # cycle the synchronised edge was detected, so firmware can time its own entry
+        # (docs/soc.md). Each line has a priority (0..3); the CPU's interrupt is raised
+        # while a pending, enabled line's priority is above THRESHOLD, and CLAIM names
+        # the highest such line (the lower line on a tie; all ones: none), so a kernel
+        # can raise THRESHOLD to a line's priority and let only higher ones preempt it.
+        pins = Signal(N_IRQ)
+        pins_prev = Signal(N_IRQ)
+        m.submodules.irq_sync = cdc.FFSynchronizer(self.irq, pins, stages=IRQ_SYNC_STAGES)
+        m.d.sync += pins_prev.eq(pins)
+        rise = pins & ~pins_prev
+        pending = Signal(N_IRQ)
+        enable = Signal(N_IRQ)
+        priority = Signal(2 * N_IRQ, init=0b0101)
+        threshold = Signal(2)
+        stamps = [Signal(32, name=f"stamp{n}") for n in range(N_IRQ)]
+        for n in range(N_IRQ):
+            with m.If(wr("IRQ_PENDING") & wdata[n]):
+                m.d.sync += pending[n].eq(0)
+            with m.If(wr("IRQ_TRIGGER") & wdata[n]):
+                m.d.sync += pending[n].eq(1)
+            with m.If(rise[n]):                 # an edge wins over a clear in the same cycle
+                m.d.sync += [pending[n].eq(1), stamps[n].eq(mtime[:32])]
         with m.If(wr("IRQ_ENABLE")):
-            m.d.sync += enable.eq(wdata[0])
-        m.d.comb += ext_irq.eq(pending & enable)
-        reads.update(IRQ_PENDING=pending, IRQ_ENABLE=enable, IRQ_PIN=pin, IRQ_STAMP=stamp)
+            m.d.sync += enable.eq(wdata[:N_IRQ])
+        with m.If(wr("IRQ_PRIORITY")):
+            m.d.sync += priority.eq(Cat(wdata[4 * n:4 * n + 2] for n in range(N_IRQ)))
+        with m.If(wr("IRQ_THRESHOLD")):
+            m.d.sync += threshold.eq(wdata[:2])
+        # Lines that may interrupt, and the one to claim: the highest priority above
+        # the threshold (a few LUTs; read in the cycle after a write like any register).
+        live = [pending[n] & enable[n] & (priority[2 * n:2 * n + 2] > threshold)
+                for n in range(N_IRQ)]
+        claim = Signal(32)
+        p0, p1 = priority[0:2], priority[2:4]
+        m.d.comb += claim.eq(Mux(live[0] & (~live[1] | (p0 >= p1)), 0,
+                                 Mux(live[1], 1, 0xFFFF_FFFF)))
+        m.d.comb += ext_irq.eq(live[0] | live[1])     # as fast as before: no register
+        reads.update(IRQ_PENDING=pending, IRQ_ENABLE=enable, IRQ_PIN=pins,
+                     IRQ_STAMP=stamps[0], IRQ_STAMP1=stamps[1],
+                     IRQ_PRIORITY=Cat(priority[0:2], C(0, 2), priority[2:4]),
+                     IRQ_THRESHOLD=threshold, IRQ_CLAIM=claim)
 
         # System: console, simulation exit, ID, trace.
         m.d.sync += [
@@ -254,8 +282,9 @@ class SoC(wiring.Component):
 
     Members
     -------
-    irq : In(1)
-        Interrupt pin (rig STIM0), asynchronous; a rising edge sets ``PENDING``.
+    irq : In(2)
+        Interrupt pins (bit 0: rig STIM0, bit 1: STIM1), asynchronous; a rising edge on
+        line n sets ``PENDING`` bit n.
     gpio_in : In(1)
         Input pins (bit 0 LOAD_EN), asynchronous.
     gpio_out : Out(6)
@@ -272,7 +301,7 @@ class SoC(wiring.Component):
         self.words = load_image(image)
         self.variant = variant
         super().__init__({
-            "irq": In(1),
+            "irq": In(N_IRQ),
             "gpio_in": In(1),
             "gpio_out": Out(N_GPIO_OUT),
             "console_valid": Out(1),

@@ -58,8 +58,9 @@ class Targets(Feature):
 
     Members
     -------
-    stim0, load_en : In(1)
-        The rig's outputs, which the internal targets answer (``sync``).
+    stim0, stim1, load_en : In(1)
+        The rig's outputs, which the internal targets answer (``sync``; STIM1 reaches
+        the SoC's second interrupt line only).
     ext_inputs : In(6)
         The input pins (first sample of a cycle), asynchronous.
     ext_later : In(ArrayLayout(6, step - 1))
@@ -89,7 +90,7 @@ class Targets(Feature):
         self.with_soc = with_soc
         self.soc_firmware = soc_firmware
         members = {
-            "stim0": In(1), "load_en": In(1),
+            "stim0": In(1), "stim1": In(1), "load_en": In(1),
             "ext_inputs": In(N_INPUTS),
             "pins": Out(N_INPUTS),
             "pins_later": Out(data.ArrayLayout(N_INPUTS, max(step - 1, 1))),
@@ -185,7 +186,7 @@ class Targets(Feature):
 
         from .soc import SoC
         m.submodules.soc = soc = DomainRenamer("soc")(SoC(self.soc_firmware))
-        m.d.comb += [soc.irq.eq(self.stim0), soc.gpio_in.eq(self.load_en)]
+        m.d.comb += [soc.irq.eq(Cat(self.stim0, self.stim1)), soc.gpio_in.eq(self.load_en)]
         for name in SOC_OUTPUTS:
             m.d.comb += getattr(self, f"soc_{name}").eq(getattr(soc, name))
         with m.If(sel == Target.SOC):

@@ -14,7 +14,7 @@ from amaranth import Cat, Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out, connect
 
-from ..protocol import N_INPUTS, REGISTERS, Target
+from ..protocol import N_INPUTS, REGISTERS, Caps, Target
 from .capture import IN_DELAY, InputCapture
 from .control import RigControl
 from .events import EventRecord, RawEvents
@@ -158,6 +158,8 @@ class Rig(wiring.Component):
             caps |= 1 << Target.MODEL
         if self.with_soc:
             caps |= 1 << Target.SOC
+        if not lean:
+            caps |= Caps.INTERVALS | Caps.BURST
         divisor = self.clk_freq // self.baud
         f = {
             "control": RigControl(
@@ -202,6 +204,7 @@ class Rig(wiring.Component):
             self.load_en.eq(stim.load_en),
             # Targets → capture.
             targets.stim0.eq(stim.stim0),
+            targets.stim1.eq(stim.stim1),
             targets.load_en.eq(stim.load_en),
             targets.ext_inputs.eq(self.ext_inputs),
             capture.pins.eq(targets.pins),

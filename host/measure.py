@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from ..capture import load
+from ..channels import is_interval
 from ..errors import UsageError
 from ..protocol import PacketType, Reg
 from .analysis import capture_summary
@@ -88,6 +89,9 @@ def run_capture(rig, settings, path, progress=True, on_block=None):
     rig.clear(drop_streams=True)
     rig.enable_streams(settings.raw_events, settings.truth)
 
+    # One record per pulse on a latency channel; an interval channel has one per start
+    # edge, which only the rig's LAT_RECORDS tells at the end.
+    intervals = any(is_interval(c) for c in settings.channels)
     expected = regs["count"] * len(settings.channels)
     meta = capture_meta(rig, settings, regs, "records")
     bar = Progress(expected, f"capture {settings.target} @ {settings.freq:g} Hz", progress)
@@ -113,6 +117,8 @@ def run_capture(rig, settings, path, progress=True, on_block=None):
         records.flush()
         counters, pulses_issued = rig.loss_counters(settings.channels)
         heartbeat = rig.link.read1(Reg.HB_COUNT)
+        if intervals:
+            expected = rig.link.read1(Reg.LAT_RECORDS)
         rig.link.write(Reg.STREAM_EN, 0)
         run.finish({"status": "complete" if records.latency >= expected else "incomplete",
                     "records": records.latency, "expected_records": expected,

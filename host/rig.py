@@ -15,11 +15,14 @@ import contextlib
 import sys
 import time
 
+from ..channels import channel_numbers, is_interval, lat_edges_for
 from ..errors import LinkError, UsageError
 from ..protocol import (
     GATEWARE_VERSION,
+    LAT_EDGES_RESET,
     MODEL_PARAM_REGS,
     REGISTER_BY_ADDR,
+    Caps,
     PacketType,
     Reg,
     StimCtrl,
@@ -34,7 +37,8 @@ __all__ = ["Rig", "open_rig", "register_max", "TARGETS", "CHANNELS", "MODEL_REGS
 #: Target names on the command line → the TARGET_SEL value.
 TARGETS = {"external": Target.EXTERNAL, "loopback": Target.LOOPBACK, "model": Target.MODEL,
            "soc": Target.SOC}
-#: Response channel names → latency channel number.
+#: Response channel names → latency channel number (intervals between two edges:
+#: :mod:`rtrig.channels`).
 CHANNELS = {"isr": 0, "app": 1}
 #: Model target parameters (``ModelParams`` fields, in ticks) → their registers (the
 #: one mapping, :data:`rtrig.protocol.MODEL_PARAM_REGS`).
@@ -56,9 +60,14 @@ def register_max(reg):
     return (1 << REGISTER_BY_ADDR[int(reg)].width) - 1
 
 
-def channel_number(channel):
-    """A channel's number from its name (``"isr"``) or its number."""
-    return CHANNELS[channel] if channel in CHANNELS else int(channel)
+def channel_number(channel, channels=()):
+    """A channel's number from its name (``"isr"``, or an interval of ``channels``, the
+    capture's channels) or its number."""
+    if channel in CHANNELS:
+        return CHANNELS[channel]
+    if isinstance(channel, str) and is_interval(channel):
+        return channel_numbers(channels or (channel,))[channel]
+    return int(channel)
 
 
 class Rig:
@@ -89,6 +98,10 @@ class Rig:
 
     def has_target(self, target):
         return bool(self.link.read1(Reg.CAPS) & (1 << TARGETS[target]))
+
+    def has_caps(self, caps):
+        """Whether the gateware has every :class:`~rtrig.protocol.Caps` bit of ``caps``."""
+        return self.info["caps"] & caps == caps
 
     def has_statistics(self):
         """Does this rig's gateware keep on-chip statistics (``STAT_INFO`` ≠ 0)?"""
@@ -123,9 +136,25 @@ class Rig:
         link.write(Reg.LOAD_EN, 1 if settings.load else 0)
 
     def configure_stimulus(self, regs, channels=(), **more):
-        """Program the pulse train of ``regs`` (:meth:`CaptureSettings.ticks`), the
-        latency channels matched (names) and any further registers ``more``."""
-        mask = sum(1 << channel_number(c) for c in channels)
+        """Program the pulse train of ``regs`` (:meth:`CaptureSettings.ticks`; bursts
+        with ``burst``/``gap``), the latency channels matched (names: ``isr``, ``app``,
+        intervals) and any further registers ``more``. A rig without interval channels
+        or bursts (``CAPS``) refuses them in one line; one with them gets them written
+        every time (the defaults when not asked for), so no run inherits another's."""
+        mask = sum(1 << channel_number(c, channels) for c in channels)
+        edges = lat_edges_for(channels)
+        burst = regs.get("burst") or 0
+        if edges != LAT_EDGES_RESET and not self.has_caps(Caps.INTERVALS):
+            raise UsageError("this rig's gateware has no interval channels (the compact "
+                             "iCE40 build): it times stimulus → isr/app only")
+        if burst and not self.has_caps(Caps.BURST):
+            raise UsageError("this rig's gateware has no burst stimulus (the compact iCE40 "
+                             "build)")
+        if self.has_caps(Caps.INTERVALS):
+            more.setdefault("LAT_EDGES", edges)
+        if self.has_caps(Caps.BURST):
+            more.setdefault("STIM_BURST", burst)
+            more.setdefault("STIM_GAP", regs.get("gap") or 0)
         self.link.configure(
             STIM_PERIOD=regs["period"], STIM_HIGH=regs["high"], STIM_COUNT=regs["count"],
             STIM_JITTER=regs["jitter"], STIM_SEED=1, LAT_CH_EN=mask,
@@ -214,7 +243,9 @@ class Rig:
         truth_ovf = link.read1(Reg.TRUTH_OVERFLOW)
         rx_errors = link.read1(Reg.RX_ERRORS)
         issued = self.pulses_issued()
-        link.loss.end([channel_number(c) for c in channels], issued)
+        # An interval channel has a record per start edge, not per pulse: its tail is
+        # not known from the pulses issued (LAT_RECORDS still counts its records).
+        link.loss.end([channel_number(c) for c in channels if not is_interval(c)], issued)
         lost_records = max(link.missing_records - lat_ovf, 0)
         other = link.loss.lost_other_seen if lat_ovf else link.loss.lost_other
         return {

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..capture import CaptureWriter
+from ..channels import channel_numbers
 from ..errors import LinkError
 
 __all__ = ["CaptureRun", "CaptureResult", "Progress", "rig_meta", "capture_meta", "now"]
@@ -83,8 +84,12 @@ def capture_meta(rig, settings, regs, mode):
         "stimulus": {"freq_hz": rig.tick_hz / regs["period"],
                      "requested_freq_hz": settings.freq,
                      "period_ticks": regs["period"], "high_ticks": regs["high"],
-                     "count": regs["count"], "jitter_ticks": regs["jitter"]},
+                     "count": regs["count"], "jitter_ticks": regs["jitter"],
+                     **({"burst": regs["burst"], "gap_ticks": regs["gap"]}
+                        if regs.get("burst") else {})},
         "channels": list(settings.channels),
+        # Channel number → name (rtrig.channels): isr 0, app 1, intervals after them.
+        "channel_names": {str(n): name for name, n in channel_numbers(settings.channels).items()},
         "load": settings.load,
         "timeout_ticks": regs["timeout"],
         "mode": mode,

@@ -5,10 +5,11 @@ checks every value against the register it goes to before anything runs."""
 import math
 from dataclasses import dataclass, field
 
+from ..channels import CHANNEL_HELP, channel_numbers
 from ..errors import UsageError
 from ..protocol import Reg
 from ..units import format_s
-from .rig import CHANNELS, MODEL_REGS, TARGETS, register_max
+from .rig import MODEL_REGS, TARGETS, register_max
 
 __all__ = ["CaptureSettings", "default_channels", "parse_channels"]
 
@@ -38,6 +39,8 @@ class CaptureSettings:
     raw_events: bool = False
     truth: bool = False
     stim1_offset: float | None = None   # STIM1 follows STIM0 by this much (None: off)
+    burst: int = 0                      # pulses per burst (0: no bursts)
+    gap: float | None = None            # after a burst's last pulse, rise to rise
     description: str = ""
     extra: dict = field(default_factory=dict)
 
@@ -80,10 +83,8 @@ class CaptureSettings:
             raise UsageError(f"unknown target '{self.target}'",
                              hint=f"choose one of: {', '.join(TARGETS)}")
         if not self.channels:
-            raise UsageError("no response channel given", hint="channels are: isr, app")
-        for ch in self.channels:
-            if ch not in CHANNELS:
-                raise UsageError(f"unknown channel '{ch}'", hint="channels are: isr, app")
+            raise UsageError("no response channel given", hint=CHANNEL_HELP)
+        channel_numbers(self.channels)
         for name, reg in MODEL_REGS.items():
             v = (self.model or {}).get(name)
             if v is not None and not 0 <= v <= register_max(reg):
@@ -114,7 +115,13 @@ class CaptureSettings:
         # default response window is that long.
         limit("period plus jitter", format_s((period + jitter) / tick_hz), period + jitter,
               Reg.STIM_PERIOD, hint="lower --jitter")
-        timeout = round(self.timeout * tick_hz) if self.timeout else period + jitter
+        offset = None
+        if self.stim1_offset is not None:
+            offset = whole(round(self.stim1_offset * tick_hz))
+        burst, gap = self._burst(tick_hz, whole, period, high, jitter, offset)
+        # Default window: until the next stimulus, the longest time to it.
+        timeout = (round(self.timeout * tick_hz) if self.timeout
+                   else max(period, gap) + jitter)
         if timeout == 0:
             raise UsageError(f"response timeout {format_s(self.timeout)} is shorter than one "
                              f"tick ({format_s(1 / tick_hz)})",
@@ -122,15 +129,35 @@ class CaptureSettings:
         limit("response timeout", format_s(timeout / tick_hz), timeout, Reg.LAT_TIMEOUT)
         delay = whole(round(self.delay * tick_hz))
         limit("loopback delay", format_s(self.delay), delay, Reg.LOOP_DELAY)
-        offset = None
-        if self.stim1_offset is not None:
-            offset = whole(round(self.stim1_offset * tick_hz))
+        if offset is not None:
             if offset < 0 or offset + high >= period:
                 raise UsageError("STIM1 offset plus the high time must fit in one period",
                                  hint=f"offset < {(period - high) / tick_hz * 1e6:g} µs "
                                       "at this frequency and duty cycle")
         return {"period": period, "high": high, "count": count, "jitter": jitter,
-                "timeout": timeout, "delay": delay, "stim1_offset": offset}
+                "timeout": timeout, "delay": delay, "stim1_offset": offset,
+                "burst": burst, "gap": gap}
+
+    def _burst(self, tick_hz, whole, period, high, jitter, offset):
+        """``STIM_BURST`` and ``STIM_GAP`` (ticks), checked like the period."""
+        if not self.burst:
+            if self.gap is not None:
+                raise UsageError("--gap needs --burst (pulses per burst)")
+            return 0, 0
+        if not 0 < self.burst <= register_max(Reg.STIM_BURST):
+            raise UsageError(f"pulses per burst must be at least 1, got {self.burst}")
+        if self.gap is None or not (self.gap > 0 and math.isfinite(self.gap)):
+            raise UsageError("a burst needs its gap: --gap, rise to rise after the "
+                             "burst's last pulse", hint="e.g. --burst 5 --gap 1ms")
+        gap = whole(round(self.gap * tick_hz))
+        if gap <= high + (offset or 0) or gap < period:
+            raise UsageError(f"gap {format_s(self.gap)} is shorter than the period "
+                             f"({format_s(period / tick_hz)})",
+                             hint="the gap is rise to rise, like the period")
+        if gap + jitter > register_max(Reg.STIM_GAP):
+            raise UsageError(f"gap {format_s(self.gap)} plus jitter is more than the rig "
+                             f"holds (register STIM_GAP)")
+        return self.burst, gap
 
 
 def default_channels(target, model=None):

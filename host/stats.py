@@ -151,7 +151,7 @@ def read_stats(link, channels=("isr",), bin_shift=0, bin_offset=0, all_bins=Fals
     n_bins = info["n_bins"]
     out = {}
     for name in channels:
-        ch = channel_number(name)
+        ch = channel_number(name, channels)
         words = _read_chunked(link, Reg.STAT_SEL, Reg.STAT_DATA, ch * WORDS_PER_CHANNEL,
                               N_STAT_WORDS)
         fig = _decode_words(words)
@@ -312,7 +312,7 @@ def _await_verdicts(link, channels, pulses_issued, timeout=2.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         words = {c: _decode_words(_read_chunked(
-            link, Reg.STAT_SEL, Reg.STAT_DATA, channel_number(c) * WORDS_PER_CHANNEL,
+            link, Reg.STAT_SEL, Reg.STAT_DATA, channel_number(c, channels) * WORDS_PER_CHANNEL,
             N_STAT_WORDS)) for c in channels}
         if all(w["answered"] + w["missed"] + w["drops"] >= pulses_issued
                for w in words.values()):

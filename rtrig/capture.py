@@ -237,6 +237,16 @@ class _CaptureHeader:
     def complete(self):
         return self.final is not None and not self.truncated
 
+    @property
+    def channel_names(self):
+        """Channel number → name: ``META["channel_names"]`` (interval channels), else
+        :data:`CHANNEL_NAMES` (every file written before them)."""
+        names = self.meta.get("channel_names")
+        return {int(k): v for k, v in names.items()} if names else dict(CHANNEL_NAMES)
+
+    def channel_name(self, c):
+        return self.channel_names.get(int(c), f"ch{c}")
+
 
 class Capture(_CaptureHeader):
     """A loaded capture: metadata and numpy arrays.
@@ -281,11 +291,12 @@ class Capture(_CaptureHeader):
 
     def channels(self):
         """Names of the latency channels present in the capture."""
-        return [CHANNEL_NAMES.get(c, f"ch{c}") for c in sorted(set(self.latency["channel"]))]
+        return [self.channel_name(c) for c in sorted(set(self.latency["channel"]))]
 
     def channel(self, name):
-        """Records of one channel (``"isr"``, ``"app"`` or a number), by pulse."""
-        num = {v: k for k, v in CHANNEL_NAMES.items()}.get(name, name)
+        """Records of one channel (``"isr"``, ``"app"``, an interval or a number), by
+        pulse."""
+        num = {v: k for k, v in self.channel_names.items()}.get(name, name)
         return self.latency[self.latency["channel"] == int(num)]
 
     def __repr__(self):

@@ -28,7 +28,8 @@ from .records import EVENT_DTYPE, LATENCY_DTYPE, RECORDS, TRUTH_DTYPE
 __all__ = [
     "SLIP_END", "SLIP_ESC", "SLIP_ESC_END", "SLIP_ESC_ESC",
     "PacketType", "Reg", "REGISTERS", "RegisterInfo",
-    "RIG_ID", "GATEWARE_VERSION", "Input", "Target", "StreamEnable", "StimCtrl",
+    "RIG_ID", "GATEWARE_VERSION", "Input", "Target", "Caps", "StreamEnable", "StimCtrl",
+    "EDGE_SOURCES", "lat_edges", "LAT_EDGES_RESET",
     "ChanFlags", "EVENT_DTYPE", "LATENCY_DTYPE", "TRUTH_DTYPE", "STIM_INPUT",
     "PAYLOAD_LEN", "MODEL_PARAM_REGS",
 ]
@@ -41,7 +42,7 @@ SLIP_ESC_ESC = 0xDD
 #: Value of register ``ID``: ASCII "RTG1".
 RIG_ID = 0x52544731
 #: Version of the register map and packet formats; bumped on any change.
-GATEWARE_VERSION = 2
+GATEWARE_VERSION = 3
 
 
 class PacketType(enum.IntEnum):
@@ -72,6 +73,18 @@ class Input(enum.IntEnum):
 N_INPUTS = 6
 #: Number of latency channels (inputs 0 and 1: ISR and APP).
 N_LATENCY_CHANNELS = 2
+#: Edge sources of a channel (``LAT_EDGES``): inputs 0..5, then the stimulus outputs.
+EDGE_SOURCES = [i.name for i in Input] + ["STIM0", "STIM1"]
+
+
+def lat_edges(start, start_fall, end, end_fall):
+    """One channel's byte of ``LAT_EDGES``: sources are :data:`EDGE_SOURCES` indices."""
+    return start | start_fall << 3 | end << 4 | end_fall << 7
+
+
+#: Today's channels: STIM0 rise → ISR_OUT rise (channel 0), → APP_OUT rise (channel 1).
+LAT_EDGES_RESET = lat_edges(6, 0, Input.ISR_OUT, 0) | lat_edges(6, 0, Input.APP_OUT, 0) << 8
+
 #: Input number used in EVENT records for the stimulus outputs (exact, internal).
 STIM_INPUT = {0: 14, 1: 15}
 
@@ -82,6 +95,12 @@ class Target(enum.IntEnum):
     LOOPBACK = 1   #: STIM0 → ISR_OUT delayed by ``LOOP_DELAY`` ticks
     MODEL = 2      #: the model target (CPU-like DUT emulator)
     SOC = 3        #: the reference SoC (when built in)
+
+
+class Caps(enum.IntFlag):
+    """``CAPS`` bits above the targets' (bit n: :class:`Target` n is built in)."""
+    INTERVALS = 1 << 8  #: ``LAT_EDGES``: a channel times any edge to any edge
+    BURST = 1 << 9      #: ``STIM_BURST``/``STIM_GAP``: bursts of pulses
 
 
 class StimCtrl(enum.IntFlag):
@@ -134,7 +153,7 @@ REGISTERS = [
     RegisterInfo("BAUD", 0x004, _R, 0, "host link baud rate"),
     RegisterInfo("N_INPUTS", 0x005, _R, N_INPUTS, "number of rig inputs"),
     RegisterInfo("BOARD", 0x006, _R, 0, "board code (0 = simulation)"),
-    RegisterInfo("CAPS", 0x007, _R, 0, "bit n set: Target n is built in"),
+    RegisterInfo("CAPS", 0x007, _R, 0, "bit n set: Target n is built in; Caps bits 8 and up"),
     RegisterInfo("SCRATCH", 0x008, _W, 0, "free for link tests"),
     RegisterInfo("IN_DELAY", 0x009, _R, 0, "ticks of input synchroniser delay subtracted from timestamps"),
     RegisterInfo("STIM_STEP", 0x00A, _R, 1,
@@ -151,6 +170,10 @@ REGISTERS = [
     RegisterInfo("STIM_SEED", 0x026, _W, 1, "jitter LFSR seed (nonzero), loaded at start"),
     RegisterInfo("STIM_PULSES", 0x027, _R, 0, "STIM0 pulses issued since the last start"),
     RegisterInfo("STIM_STATUS", 0x028, _R, 0, "bit 0: running"),
+    RegisterInfo("STIM_BURST", 0x029, _W, 0,
+                 "pulses per burst (Caps.BURST): after every k pulses the next rise comes "
+                 "STIM_GAP instead of STIM_PERIOD after the last; 0 = no bursts"),
+    RegisterInfo("STIM_GAP", 0x02A, _W, 0, "rise to rise from a burst's last pulse to the next burst's first, ticks"),
     RegisterInfo("EDGE_EN", 0x030, _W, 0,
                  "raw events: bits 0..7 rising, 8..15 falling per input; bit 16 stimulus edges", width=17),
     RegisterInfo("LAT_CH_EN", 0x031, _W, 0, "latency records: bit n enables channel n (0 ISR, 1 APP)", width=2),
@@ -163,6 +186,10 @@ REGISTERS = [
     RegisterInfo("TRUTH_OVERFLOW", 0x038, _R, 0, "model truth records dropped"),
     RegisterInfo("LAT_RECORDS", 0x039, _R, 0, "latency records produced since CLEAR"),
     RegisterInfo("EVT_RECORDS", 0x03A, _R, 0, "raw events produced since CLEAR"),
+    RegisterInfo("LAT_EDGES", 0x03C, _W, LAT_EDGES_RESET,
+                 "Caps.INTERVALS: channel n's start and end edges in bits 8n..8n+7: start "
+                 "source (bits 0..2: input 0..5, 6 STIM0, 7 STIM1), bit 3 start on its fall, "
+                 "end source (bits 4..6), bit 7 end on its fall", width=8 * N_LATENCY_CHANNELS),
     RegisterInfo("IN_GLITCHES", 0x03B, _R, 0,
                  "DDR capture: cycles since CLEAR in which an input changed more than "
                  "once between its samples (a pulse shorter than a clock period)"),

@@ -136,12 +136,7 @@ def test_a_circle_is_found():
 
 #: Circles known and not yet broken, each with why. Strict: once one is gone its entry
 #: must go too, and a new circle fails the test.
-KNOWN_CIRCLES = {
-    # The stimulus feature picks the lean generator (which reuses the full one's LFSR)
-    # by a lazy import. Breaking it edits gateware sources, which changes the build
-    # hash in every bitstream, so it waits for the next rebuild of every board.
-    ("rtrig.gateware.stimulus", "rtrig.gateware.stimulus_lean"),
-}
+KNOWN_CIRCLES = set()
 
 
 def test_no_import_circle():

@@ -24,7 +24,9 @@ __all__ = ["capture"]
 @click.command(context_settings=CONTEXT)
 @rig_options
 @target_options(["external", "loopback", "model", "soc"], None,
-                "Response channels: isr, app or isr,app.", "capture",
+                "Channels: isr, app, or intervals between two edges START..END "
+                "(e.g. isr,marker0+..marker0-; sources isr, app, heartbeat, marker0..2, "
+                "stim0, stim1; + rising, - falling).", "capture",
                 "No progress on stderr.")
 @click.option("--freq", type=FREQUENCY, default="1k", show_default=True,
               help="Stimulus frequency (e.g. 5k, 127kHz).")
@@ -39,6 +41,10 @@ __all__ = ["capture"]
               help="Loopback target: echo delay.")
 @click.option("--stim1-offset", type=DURATION, default=None,
               help="Also drive STIM1, this long after each STIM0 rising edge.")
+@click.option("--burst", type=click.IntRange(1), default=None,
+              help="Bursts of N pulses at --freq, each followed by --gap.")
+@click.option("--gap", type=DURATION, default=None,
+              help="With --burst: rise to rise from a burst's last pulse to the next's first.")
 @click.option("--timeout", type=DURATION, default=None,
               help="Response window (default: until the next stimulus).")
 @click.option("--raw", is_flag=True, help="Also record raw edge events.")
@@ -50,8 +56,8 @@ __all__ = ["capture"]
 @click.option("--bin-shift", type=click.IntRange(0, 20), default=None,
               help="Statistics mode: histogram bin width 2^N ticks [default: automatic].")
 def capture(obj, target, model_text, preset, load, channels, output, as_json, quiet,
-            firmware, console, freq, count, duration, duty, jitter, delay, stim1_offset, timeout,
-            raw, truth, mode, bin_shift):
+            firmware, console, freq, count, duration, duty, jitter, delay, stim1_offset, burst,
+            gap, timeout, raw, truth, mode, bin_shift):
     """Send stimulus pulses and record every response latency."""
     obj.use_target(target, firmware, console)
     from ..measure import measure
@@ -71,7 +77,7 @@ def capture(obj, target, model_text, preset, load, channels, output, as_json, qu
                                jitter=jitter, channels=chans, target=target, delay=delay,
                                model=model, preset=preset, load=load, timeout=timeout,
                                raw_events=raw, truth=truth,
-                               stim1_offset=stim1_offset)
+                               stim1_offset=stim1_offset, burst=burst or 0, gap=gap)
     path = output or default_path("capture")
     with obj.rig() as rig:
         regs = settings.ticks(rig.tick_hz, rig.stim_step)   # validate before anything runs
@@ -113,13 +119,14 @@ def print_summary(res):
             "p999_ns", "max_ns", "jitter_ns"]
     heads = ["pulses", "answered", "missed", "min", "mean", "p50", "p99", "p99.9", "max",
              "jitter"]
-    click.echo(f"{'channel':8}" + "".join(f"{h:>11}" for h in heads))
+    w = max([8, *(len(n) + 1 for n in s)])
+    click.echo(f"{'channel':{w}}" + "".join(f"{h:>11}" for h in heads))
     for name, st in s.items():
         row = []
         for c in cols:
             v = st[c]
             row.append(str(v) if c in ("pulses", "answered", "missed") else format_ns(v))
-        click.echo(f"{name:8}" + "".join(f"{v:>11}" for v in row))
+        click.echo(f"{name:{w}}" + "".join(f"{v:>11}" for v in row))
     for line in counter_lines(res.link):
         click.echo(line)
     click.echo(f"capture: {res.path} ({res.final['status']})")

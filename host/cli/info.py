@@ -14,12 +14,13 @@ __all__ = ["info"]
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def info(obj, as_json):
     """Identify the rig: board, gateware version and hash, tick rate, link speed."""
-    from ...protocol import Target
+    from ...protocol import Caps, Target
     with obj.rig() as rig:
         d = rig.describe()
         d["stim_step"] = rig.stim_step
         d["tick_ns"] = 1e9 / d["tick_hz"]
         d["targets"] = [t.name.lower() for t in Target if d["caps"] & (1 << t)]
+        d["features"] = [c.name.lower() for c in Caps if d["caps"] & c]
         d["build_hash"] = f"{d['build_hash']:08x}"
         d["board_name"] = board_name(d["board"])
         del d["caps"]
@@ -40,6 +41,11 @@ def info(obj, as_json):
     click.echo(f"link       {d['baud']} baud")
     click.echo(f"inputs     {d['n_inputs']}")
     click.echo(f"targets    {', '.join(d['targets'])}")
+    names = {"intervals": "interval channels (any edge to any edge)", "burst": "bursts"}
+    have = [names[f] for f in names if f in d["features"]]
+    lack = [names[f] for f in names if f not in d["features"]]
+    click.echo("features   " + (", ".join(have) or "—")
+               + (f" (not in this build: {', '.join(lack)})" if lack else ""))
 
 
 def board_name(code):

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ...capture import CHANNEL_NAMES, CaptureChunks
+from ...capture import CaptureChunks
 from ...protocol import STIM_INPUT, ChanFlags, Input
 from ..analysis import channel_stats, missed_mask, stats_summary
 
@@ -130,7 +130,7 @@ def channel_records(cap):
     ends = np.cumsum(counts)
     out = {}
     for c in np.flatnonzero(counts):
-        out[CHANNEL_NAMES.get(int(c), f"ch{c}")] = lat[ends[c] - counts[c]:ends[c]]
+        out[cap.channel_name(c)] = lat[ends[c] - counts[c]:ends[c]]
     return out
 
 

@@ -171,7 +171,11 @@ def _capture_section(page, cap, label, per_channel, pers):
     if cap.meta.get("mode") == "suite":
         suite_section(page, cap, _table)
     if per_channel:
-        page.add("<h3>Latency, µs (stimulus rising edge → response rising edge)</h3>")
+        if any(".." in name for name in per_channel):
+            page.add("<h3>Channels, µs (isr/app: stimulus rising edge → response rising "
+                     "edge; START..END: the interval between those edges)</h3>")
+        else:
+            page.add("<h3>Latency, µs (stimulus rising edge → response rising edge)</h3>")
         page.add(_table(_SUMMARY_HEADS, _summary_rows(per_channel)))
         comp_rows = []
         for name, d in per_channel.items():

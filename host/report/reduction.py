@@ -13,7 +13,7 @@ checks it). :func:`rtrig.host.report.build_report` uses this path.
 
 import numpy as np
 
-from ...capture import CHANNEL_NAMES, CaptureChunks, load
+from ...capture import CaptureChunks, load
 from ...protocol import ChanFlags
 from ..analysis import channel_stats_from_counts, missed_mask
 from .data import (
@@ -261,7 +261,7 @@ class CaptureReduction:
         for block in self._blocks():
             for c, fields in block.items():
                 first.setdefault(c, _FirstPass()).add(fields)
-        self._names = {c: CHANNEL_NAMES.get(c, f"ch{c}") for c in sorted(first)}
+        self._names = {c: self.cap.channel_name(c) for c in sorted(first)}
         return {self._names[c]: first[c] for c in sorted(first)}
 
     def latency_ranges(self):

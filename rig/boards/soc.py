@@ -22,7 +22,7 @@ twin's, ``firmware/build/rtrig-soc/rt_test.bin``).
 
 from pathlib import Path
 
-from amaranth import ClockDomain, Elaboratable, Module
+from amaranth import Cat, ClockDomain, Elaboratable, Module
 from amaranth.build import Pins, Resource, Subsignal
 from amaranth.hdl import DomainRenamer
 from amaranth.lib import fifo, io, wiring
@@ -51,9 +51,9 @@ CONSOLE_FIFO_DEPTH = 512
 #: GPIO input 0 (a copy of LOAD_EN) and its GPIO outputs, in the bit order of
 #: ``rtrig.protocol.Input``.
 SOC_DEBUG_OUTPUTS = ("irq", "load_en", *RIG_INPUTS)
-#: ``soc_target`` inputs, named by the rig pin that drives them: STIM0 is the IRQ,
-#: LOAD_EN GPIO input 0.
-SOC_TARGET_INPUTS = ("stim0", "load_en")
+#: ``soc_target`` inputs, named by the rig pin that drives them: STIM0 is interrupt
+#: line 0, STIM1 line 1, LOAD_EN GPIO input 0.
+SOC_TARGET_INPUTS = ("stim0", "stim1", "load_en")
 #: ``soc_target`` outputs: the GPIO outputs, named by the rig input they drive.
 SOC_TARGET_OUTPUTS = RIG_INPUTS
 
@@ -188,7 +188,8 @@ class RigSoCTop(BoardTop):
 class SoCTargetTop(Elaboratable):
     """The reference SoC alone on a board (target ``soc-alone``), a target for a rig.
 
-    Pins (the board's ``soc_target`` resource, plain buffers): IRQ from the rig's STIM0,
+    Pins (the board's ``soc_target`` resource, plain buffers): interrupt lines 0 and 1
+    from the rig's STIM0 and STIM1,
     GPIO input 0 from LOAD_EN (both synchronised in the SoC, ``IRQ_SYNC_STAGES``), GPIO
     outputs to the rig's ISR_OUT..MARKER2 pins straight from the SoC's register. The
     console goes out on the board's USB-serial UART (``Board.uart``, TX only) at
@@ -213,7 +214,8 @@ class SoCTargetTop(Elaboratable):
         for name in SOC_TARGET_INPUTS:
             m.submodules[f"pin_{name}"] = buf = io.Buffer("i", getattr(pins, name))
             inputs[name] = buf.i
-        m.d.comb += [soc.irq.eq(inputs["stim0"]), soc.gpio_in.eq(inputs["load_en"])]
+        m.d.comb += [soc.irq.eq(Cat(inputs["stim0"], inputs["stim1"])),
+                     soc.gpio_in.eq(inputs["load_en"])]
         for bit, name in enumerate(SOC_TARGET_OUTPUTS):
             m.submodules[f"pin_{name}"] = buf = io.Buffer("o", getattr(pins, name))
             m.d.comb += buf.o.eq(soc.gpio_out[bit])

@@ -43,9 +43,9 @@ SOC_DEBUG_PINS = {
 }
 
 #: Target ``soc-alone``: the SoC's pins on the rig's (a straight cable from a rig
-#: board), named by the rig pin each one meets. GP1 (STIM1) stays unused.
+#: board), named by the rig pin each one meets.
 SOC_TARGET_PINS = {n: PINS[n] for n in (
-    "stim0", "load_en", "isr_out", "app_out", "heartbeat", "marker0", "marker1", "marker2")}
+    "stim0", "stim1", "load_en", "isr_out", "app_out", "heartbeat", "marker0", "marker1", "marker2")}
 
 
 def label(pin):

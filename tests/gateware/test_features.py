@@ -24,7 +24,9 @@ def owned(rig):
                                 {"with_soc": True}])
 def test_features_declare_every_register_once(kw):
     names = owned(Rig(**kw))
-    assert sorted(names) == sorted(r.name for r in REGISTERS)
+    # The compact rig has no interval channels and no bursts (CAPS says so).
+    left_out = {"LAT_EDGES", "STIM_BURST", "STIM_GAP"} if kw.get("compact") else set()
+    assert sorted(names) == sorted(r.name for r in REGISTERS if r.name not in left_out)
 
 
 def test_features_left_out_take_their_registers():

@@ -128,6 +128,54 @@ def test_irq_edge_latch_stamp_enable_w1c_trigger():
     run(dut, bench)
 
 
+def test_two_lines_priority_threshold_and_claim():
+    dut = SoCBus()
+    d = dut.dbus
+    none = 0xFFFF_FFFF
+
+    async def bench(ctx):
+        # Reset: both lines priority 1, threshold 0: any pending, enabled line interrupts.
+        assert await read(ctx, d, IO_MAP["IRQ_PRIORITY"]) == 0x11
+        assert await read(ctx, d, IO_MAP["IRQ_CLAIM"]) == none
+        await write(ctx, d, IO_MAP["IRQ_ENABLE"], 0b11)
+        ctx.set(dut.irq, 0b10)                            # STIM1 rises: line 1
+        await ctx.tick().repeat(IRQ_SYNC_STAGES + 2)
+        assert ctx.get(dut.ext_irq)
+        assert await read(ctx, d, IO_MAP["IRQ_PENDING"]) == 0b10
+        assert await read(ctx, d, IO_MAP["IRQ_CLAIM"]) == 1
+        assert await read(ctx, d, IO_MAP["IRQ_PIN"]) == 0b10
+        stamp1 = await read(ctx, d, IO_MAP["IRQ_STAMP1"])
+        assert stamp1 > 0 and await read(ctx, d, IO_MAP["IRQ_STAMP"]) == 0
+        # Line 1 being serviced at priority 1: the threshold at 1 masks it ...
+        await write(ctx, d, IO_MAP["IRQ_THRESHOLD"], 1)
+        assert not ctx.get(dut.ext_irq)
+        assert await read(ctx, d, IO_MAP["IRQ_CLAIM"]) == none
+        # ... and line 0 at priority 2 preempts it; it is claimed first.
+        await write(ctx, d, IO_MAP["IRQ_PRIORITY"], 0x12)
+        assert await read(ctx, d, IO_MAP["IRQ_PRIORITY"]) == 0x12
+        await write(ctx, d, IO_MAP["IRQ_TRIGGER"], 0b01)
+        assert ctx.get(dut.ext_irq)
+        assert await read(ctx, d, IO_MAP["IRQ_CLAIM"]) == 0
+        # Equal priorities claim the lower line; clearing one leaves the other.
+        await write(ctx, d, IO_MAP["IRQ_THRESHOLD"], 0)
+        await write(ctx, d, IO_MAP["IRQ_PRIORITY"], 0x22)
+        assert await read(ctx, d, IO_MAP["IRQ_CLAIM"]) == 0
+        await write(ctx, d, IO_MAP["IRQ_PENDING"], 0b01)
+        assert await read(ctx, d, IO_MAP["IRQ_CLAIM"]) == 1
+        await write(ctx, d, IO_MAP["IRQ_PRIORITY"], 0x32)        # line 1 higher
+        await write(ctx, d, IO_MAP["IRQ_TRIGGER"], 0b01)
+        assert await read(ctx, d, IO_MAP["IRQ_CLAIM"]) == 1
+        # Priority 0 never interrupts; disabling a line removes it.
+        await write(ctx, d, IO_MAP["IRQ_PRIORITY"], 0x00)
+        assert not ctx.get(dut.ext_irq)
+        await write(ctx, d, IO_MAP["IRQ_PRIORITY"], 0x11)
+        await write(ctx, d, IO_MAP["IRQ_ENABLE"], 0b00)
+        assert not ctx.get(dut.ext_irq)
+        assert await read(ctx, d, IO_MAP["IRQ_PENDING"]) == 0b11
+
+    run(dut, bench)
+
+
 def test_timer_compare_and_reset_values():
     dut = SoCBus()
 

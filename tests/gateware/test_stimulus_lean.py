@@ -6,7 +6,7 @@ import random
 from amaranth import Module
 from simrun import run
 
-from rtrig.gateware.stimulus import StimulusGenerator, lfsr32_next
+from rtrig.gateware.pulsegen import StimulusGenerator, lfsr32_next
 from rtrig.gateware.stimulus_lean import LeanStimulusGenerator
 
 SETTINGS = ("period", "high", "count", "jitter", "offset", "seed", "stim1_en")

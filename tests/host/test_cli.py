@@ -111,3 +111,4 @@ def test_info_on_the_twin():
     d = json.loads(r.stdout)
     assert d["tick_hz"] == 100_000_000 and d["tick_ns"] == 10
     assert "loopback" in d["targets"] and d["simulation"] is True
+    assert d["features"] == ["intervals", "burst"]

@@ -105,6 +105,20 @@ def test_info_cli_names_the_ddr_capture():
                        capture_output=True, text=True, timeout=600)
     assert "DDR inputs" in r.stdout and "4 samples per 41.6667 ns clock" in r.stdout
     assert "steps of 4 ticks (41.6667 ns)" in r.stdout
+    assert "not in this build: interval channels (any edge to any edge), bursts" in r.stdout
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--channels", "isr,marker0+..marker0-"], "no interval channels"),
+    (["--burst", "3", "--gap", "1ms"], "no burst stimulus"),
+])
+def test_the_compact_rig_refuses_intervals_and_bursts_in_one_line(args, words):
+    r = subprocess.run([sys.executable, "-m", "rtrig", "--sim-board", "icebreaker", "capture",
+                        "--target", "loopback", "--freq", "10k", "--count", "5", *args],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and words in errors[0]
 
 
 def test_capture_cli_names_the_settings_the_stimulus_step_rounds(tmp_path):

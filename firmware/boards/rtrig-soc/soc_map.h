@@ -47,18 +47,13 @@
 /* R: mtime (low word) when the last IRQ pin edge was latched (self-timing) */
 #define SOC_IRQ_STAMP (SOC_IRQ_BASE + 0x10u)
 #define SOC_IRQ_STIM  (1u << 0)
-/*
- * The interrupt block's second line and priorities, for nested interrupts: the SoC
- * gateware of the next revision (branch gateware-next; docs/kernel.md "Nesting"). On
- * this revision's SoC these offsets read 0 and ignore writes and line 1 never fires,
- * so board_stim1_attach() is inert and line 0 takes its fast path.
- * Line 1 (pin <- rig STIM1): PENDING/ENABLE/TRIGGER/PIN bit 1, its own stamp.
- */
+/* Line 1 (pin <- rig STIM1): PENDING/ENABLE/TRIGGER/PIN bit 1, its own stamp. */
 #define SOC_IRQ_STIM1  (1u << 1)
 #define SOC_IRQ_STAMP1 (SOC_IRQ_BASE + 0x14u) /* R: mtime when line 1 last latched */
-/* R/W: line n's priority (0..3) in bits 4n..4n+1. Priority 0 never interrupts. */
+/* R/W: line n's priority (0..3) in bits 4n..4n+1; reset 1 and 1. Priority 0 never
+ * interrupts. */
 #define SOC_IRQ_PRIORITY (SOC_IRQ_BASE + 0x18u)
-/* R/W: only lines with a priority above THRESHOLD (0..3) interrupt. */
+/* R/W: only lines with a priority above THRESHOLD (0..3, reset 0) interrupt. */
 #define SOC_IRQ_THRESHOLD (SOC_IRQ_BASE + 0x1Cu)
 /* R: the pending, enabled line of highest priority above THRESHOLD (the lower line on
  * a tie), or 0xFFFFFFFF when none. */

@@ -1,8 +1,8 @@
-"""Exact-cycle tests of the stimulus generator (gateware/stimulus.py)."""
+"""Exact-cycle tests of the stimulus generator (gateware/pulsegen.py)."""
 
 from simrun import edges, run
 
-from rtrig.gateware.stimulus import StimulusGenerator
+from rtrig.gateware.pulsegen import StimulusGenerator
 
 
 def stim_trace(period, high, count, offset=None, jitter=0, seed=1, cycles=200):
@@ -56,3 +56,47 @@ def test_stimulus_jitter_bounds_and_spread():
     gaps = {b - a for a, b in zip(rises, rises[1:])}
     assert min(gaps) >= 12 and max(gaps) <= 17    # period + 0..J
     assert gaps == set(range(12, 18))             # every extra delay occurs
+
+
+def burst_rises(period, gap, burst, count, jitter=0, cycles=300):
+    """STIM0 rising cycles of a burst train (settings set two cycles before start)."""
+    dut = StimulusGenerator()
+    s0 = []
+
+    async def tb(ctx):
+        for port, value in (("period", period), ("high", 2), ("count", count),
+                            ("jitter", jitter), ("seed", 7), ("burst", burst), ("gap", gap)):
+            ctx.set(getattr(dut, port), value)
+        await ctx.tick().repeat(2)
+        ctx.set(dut.start, 1)
+        await ctx.tick()
+        ctx.set(dut.start, 0)
+        for _ in range(cycles):
+            s0.append(ctx.get(dut.stim0))
+            await ctx.tick()
+
+    run(dut, tb, "stim_burst")
+    return [c for c, v in edges(s0) if v]
+
+
+def test_stimulus_bursts_of_k_pulses_then_a_gap():
+    rises = burst_rises(period=5, gap=23, burst=3, count=9)
+    assert rises[0] == 1
+    assert [b - a for a, b in zip(rises, rises[1:])] == [5, 5, 23, 5, 5, 23, 5, 5]
+
+
+def test_stimulus_burst_of_one_is_every_pulse_at_the_gap():
+    rises = burst_rises(period=5, gap=9, burst=1, count=4)
+    assert [b - a for a, b in zip(rises, rises[1:])] == [9, 9, 9]
+
+
+def test_stimulus_burst_zero_is_the_plain_train():
+    rises = burst_rises(period=6, gap=50, burst=0, count=5)
+    assert [b - a for a, b in zip(rises, rises[1:])] == [6, 6, 6, 6]
+
+
+def test_stimulus_burst_with_jitter_adds_it_to_period_and_gap():
+    rises = burst_rises(period=8, gap=40, burst=2, count=0, jitter=3, cycles=3000)
+    d = [b - a for a, b in zip(rises, rises[1:])]
+    assert {x for x in d[0::2]} <= set(range(8, 12)) and {x for x in d[1::2]} <= set(range(40, 44))
+    assert set(d[0::2]) == set(range(8, 12)) and set(d[1::2]) == set(range(40, 44))

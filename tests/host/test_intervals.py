@@ -1,0 +1,111 @@
+"""Interval channels (any edge to any edge) and burst stimulus, end to end through the
+twin on the loopback target, whose edges are known exactly: ISR_OUT is STIM0 delayed
+by the loopback delay."""
+
+import numpy as np
+import pytest
+
+from rtrig import load
+from rtrig.channels import channel_numbers, lat_edges_for, parse_interval
+from rtrig.errors import UsageError
+from rtrig.host import CaptureSettings, open_rig, run_capture
+from rtrig.host.rig import Rig
+from rtrig.protocol import LAT_EDGES_RESET, Caps, Input, Reg
+
+
+@pytest.fixture(scope="module")
+def rig():
+    with open_rig(sim=True) as session:
+        yield session
+
+
+def test_the_twin_has_intervals_and_bursts(rig):
+    assert rig.has_caps(Caps.INTERVALS | Caps.BURST)
+
+
+def test_interval_channel_beside_a_latency_channel(rig, tmp_path):
+    # 20 kHz, duty 0.5: STIM0 high 2500 ticks; ISR_OUT is STIM0 delayed 70 ticks.
+    s = CaptureSettings(freq=20_000, count=40, target="loopback", delay=7e-7,
+                        channels=("isr", "isr+..isr-"))
+    res = run_capture(rig, s, tmp_path / "i.rtrig", progress=False)
+    cap = load(res.path)
+    assert cap.channels() == ["isr", "isr+..isr-"]
+    isr, high = cap.channel("isr"), cap.channel("isr+..isr-")
+    assert len(isr) == 40 and (isr["latency"] == 70).all()
+    # Each ISR_OUT rise to its fall; complete at the next rise, so the last is pending.
+    assert len(high) == 39 and list(high["pulse"]) == list(range(39))
+    assert (high["latency"] == 2500).all() and (high["completion"] == 5000).all()
+    assert (high["stim_t"] - isr["stim_t"][:39] == 70).all()
+    assert res.final["status"] == "complete"
+    assert res.final["expected_records"] == 79
+    assert res.link["lost_packets"] == 0 and res.link["overflows"] == 0
+
+
+def test_bursts_of_pulses_then_a_gap(rig, tmp_path):
+    # Bursts of 3 pulses 50 µs apart, 130 µs from a burst's last rise to the next one.
+    s = CaptureSettings(freq=20_000, count=9, target="loopback", delay=3e-7, burst=3,
+                        gap=130e-6, channels=("isr", "stim0-..stim0+"))
+    res = run_capture(rig, s, tmp_path / "b.rtrig", progress=False)
+    cap = load(res.path)
+    isr, low = cap.channel("isr"), cap.channel("stim0-..stim0+")
+    assert list(np.diff(isr["stim_t"].astype(np.int64))) == [5000, 5000, 13000] * 2 + [5000] * 2
+    assert (isr["latency"] == 30).all()
+    # STIM0 low times: period or gap minus the 2500-tick high time. The last fall has
+    # no rise after it within the window (the longest period, the gap): missed.
+    assert list(low["latency"]) == [2500, 2500, 10500] * 2 + [2500, 2500, 0]
+    assert list(low["flags"] != 0) == [False] * 8 + [True]
+    assert cap.meta["stimulus"]["burst"] == 3 and cap.meta["stimulus"]["gap_ticks"] == 13000
+
+
+def test_a_later_capture_gets_the_default_channels_and_no_bursts(rig, tmp_path):
+    s = CaptureSettings(freq=20_000, count=5, target="loopback", channels=("isr",))
+    res = run_capture(rig, s, tmp_path / "d.rtrig", progress=False)
+    isr = load(res.path).channel("isr")
+    assert list(np.diff(isr["stim_t"].astype(np.int64))) == [5000] * 4
+    assert rig.link.read1(Reg.LAT_EDGES) == LAT_EDGES_RESET
+    assert rig.link.read1(Reg.STIM_BURST) == 0
+
+
+def test_channel_numbers_and_edges():
+    assert channel_numbers(("isr", "app")) == {"isr": 0, "app": 1}
+    assert channel_numbers(("app", "marker0+..marker0-")) == {"app": 1, "marker0+..marker0-": 0}
+    assert parse_interval("marker1-..MARKER2+") == (Input.MARKER1, 1, Input.MARKER2, 0)
+    assert lat_edges_for(("isr", "marker0+..marker0-")) == (LAT_EDGES_RESET & 0xFF) | (
+        (3 | 3 << 4 | 1 << 7) << 8)
+    assert lat_edges_for(("isr", "app")) == LAT_EDGES_RESET
+
+
+@pytest.mark.parametrize("channels,words", [
+    (("marker0",), "unknown channel"),
+    (("marker0+..",), "is not an edge"),
+    (("marker9+..isr+",), "is not an edge"),
+    (("isr+..isr+",), "same edge"),
+    (("isr", "app", "marker0+..marker0-"), "the rig has 2"),
+])
+def test_bad_channels_are_one_line_errors(channels, words):
+    with pytest.raises(UsageError, match=words):
+        CaptureSettings(freq=1000, channels=channels).ticks(100e6)
+
+
+def test_bad_bursts_are_one_line_errors():
+    with pytest.raises(UsageError, match="needs --burst"):
+        CaptureSettings(freq=1000, gap=1e-3).ticks(100e6)
+    with pytest.raises(UsageError, match="needs its gap"):
+        CaptureSettings(freq=1000, burst=4).ticks(100e6)
+    with pytest.raises(UsageError, match="shorter than the period"):
+        CaptureSettings(freq=1000, burst=4, gap=0.5e-3).ticks(100e6)
+
+
+class _NoLink:
+    def configure(self, **regs):
+        raise AssertionError("nothing may be written")
+
+
+def test_a_rig_without_the_caps_refuses_intervals_and_bursts_in_one_line():
+    rig = Rig(_NoLink(), {"caps": 0b111})
+    regs = CaptureSettings(freq=1000, channels=("isr", "marker0+..marker0-")).ticks(100e6)
+    with pytest.raises(UsageError, match="no interval channels"):
+        rig.configure_stimulus(regs, ("isr", "marker0+..marker0-"))
+    regs = CaptureSettings(freq=1000, burst=2, gap=2e-3).ticks(100e6)
+    with pytest.raises(UsageError, match="no burst stimulus"):
+        rig.configure_stimulus(regs, ("isr",))
