@@ -24,20 +24,43 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LinkError, UsageError
-from ..protocol import Input, PacketType, Reg
+from ..protocol import STIM_INPUT, Caps, Input, PacketType, Reg
 from ..units import format_s
 from .analysis import claimable, ticks_to_ns
 from .link import decode_events
 from .run import CaptureRun, Progress, capture_meta
 from .settings import CaptureSettings
 
-__all__ = ["TESTS", "patch_config", "parse_trace", "wait_ready", "select_tests", "run_suite",
+__all__ = ["TESTS", "IRQ_TESTS", "NESTED_OFFSETS_NS", "rows_of", "part_offset", "patch_config", "parse_trace", "wait_ready", "select_tests", "run_suite",
            "split_tests", "iteration_figures", "SuiteResult", "ITERATION_DTYPE"]
 
+#: STIM1's offsets after STIM0 in the nested-interrupt tests, ns.
+NESTED_OFFSETS_NS = (1500, 3000, 4500, 6000, 7500)
+#: The interrupt tests, driven by the rig's pulses, and STIM1's offset in each (ns;
+#: None: STIM0 alone). ``_high_first``: line 0 (STIM0) has the higher priority, else
+#: line 1 (STIM1, the second pulse) has it and preempts line 0's ISR.
+IRQ_TESTS = {"isr_to_ist": None, "irq_simultaneous": 0,
+             **{f"irq_nested_{o}ns": o for o in NESTED_OFFSETS_NS},
+             **{f"irq_nested_{o}ns_high_first": o for o in NESTED_OFFSETS_NS}}
 #: The suite's tests, in the program's order (index = bit of the config's test mask).
 TESTS = ("event_wake", "sem_uncontended", "sem_wake", "mutex_uncontended", "mutex_handoff",
          "critical_section", "yield", "thread_switch_2", "thread_switch_10",
-         "thread_switch_128", "priority_inversion", "priority_inversion_no_pi")
+         "thread_switch_128", "priority_inversion", "priority_inversion_no_pi") \
+    + tuple(IRQ_TESTS)
+#: What one iteration of an interrupt test holds, in the order of its TRACE counts:
+#: isr (STIM0↑ → MARKER0↑, the ISR), ist (MARKER0↑ → MARKER1↑, the ISR to its thread);
+#: isr0/isr1 (each line's pulse → its ISR's marker rising), both (STIM0↑ → the later
+#: of the two markers falling: both serviced).
+_PARTS = {"isr_to_ist": ("isr", "ist")}
+_PAIR_PARTS = ("isr0", "isr1", "both")
+#: SoC cycles the rig sees that the target's own count of a part does not hold: the
+#: IRQ pin's synchroniser and the interrupt block before the edge's stamp, and the
+#: marker store after its ``mcycle`` read (docs/soc.md, "Fixed delays").
+STIM_FIXED_CYCLES = 6
+_PART_OFFSET = {"isr": STIM_FIXED_CYCLES, "ist": 0, "isr0": STIM_FIXED_CYCLES,
+                "isr1": STIM_FIXED_CYCLES, "both": STIM_FIXED_CYCLES}
+#: The interrupt tests' pulse rate: an iteration (two 10 µs ISRs, a tick) fits in it.
+IRQ_FREQ = 10_000
 #: One iteration as the rig saw it: MARKER0 rise (ticks), MARKER0 rise → MARKER1 rise
 #: (ticks), and whether MARKER1 never rose (``interval`` then 0).
 ITERATION_DTYPE = np.dtype([("start", "<u8"), ("interval", "<u8"), ("missed", "?")])
@@ -48,6 +71,8 @@ TRACE_BEGIN, TRACE_END, TRACE_RUN_END = 0x5E000000, 0x5EFF0000, 0x5EFFFFFF
 #: Raw events kept (``EDGE_EN``): MARKER0 and MARKER1 rising, MARKER2 both ways.
 _EDGE_EN = 1 << Input.MARKER0 | 1 << Input.MARKER1 | 1 << Input.MARKER2 \
     | 1 << (8 + Input.MARKER2)
+#: During an interrupt test also: both markers falling, and STIM0/STIM1 both ways.
+_IRQ_EDGE_EN = _EDGE_EN | 1 << (8 + Input.MARKER0) | 1 << (8 + Input.MARKER1) | 1 << 16
 #: The start pulse: one STIM0 pulse of 50 µs.
 _GO_FREQ = 10_000
 #: Seconds without a new test beginning or ending before the run is given up.
@@ -136,10 +161,63 @@ def _read_trace(path):
     return words
 
 
+def rows_of(name):
+    """The rows an iteration of test ``name`` gives: ``name`` itself, or for an
+    interrupt test ``name.part`` per part (:data:`_PARTS`)."""
+    if name not in IRQ_TESTS:
+        return (name,)
+    return tuple(f"{name}.{p}" for p in _PARTS.get(name, _PAIR_PARTS))
+
+
+def part_offset(row):
+    """SoC cycles between what the rig times for ``row`` and the target's own count."""
+    return _PART_OFFSET.get(row.rpartition(".")[2], 0) if "." in row else 0
+
+
+def _next(times, after, limit):
+    """For each of ``after``: the first of the sorted ``times`` at or after it, and
+    whether there is one before ``limit``."""
+    i = np.searchsorted(times, after, side="left")
+    found = i < len(times)
+    at = times[np.minimum(i, max(len(times) - 1, 0))] if len(times) else np.zeros_like(after)
+    found &= at < limit
+    return np.where(found, at, 0), found
+
+
+def _rows(start, end, ok):
+    r = np.zeros(len(start), dtype=ITERATION_DTYPE)
+    r["start"] = start
+    r["interval"] = np.where(ok, end - start, 0)
+    r["missed"] = ~ok
+    return r
+
+
+def _irq_iterations(name, t, kind, rising):
+    """The iterations of interrupt test ``name`` from the events inside its MARKER2
+    window (``t``, ``kind``, ``rising``), one per STIM0 pulse, as ``{row: iterations}``."""
+    def edges(code, up=True):
+        return t[(kind == code) & (rising == (1 if up else 0))]
+    s0 = edges(STIM_INPUT[0])
+    limit = np.append(s0[1:], np.iinfo(np.int64).max)     # the next pulse
+    m0, m0_end = _next(edges(Input.MARKER0), s0, limit)
+    rows = rows_of(name)
+    if name == "isr_to_ist":
+        m1, m1_end = _next(edges(Input.MARKER1), m0, limit)
+        return {rows[0]: _rows(s0, m0, m0_end), rows[1]: _rows(m0, m1, m0_end & m1_end)}
+    s1, s1_ok = _next(edges(STIM_INPUT[1]), s0, limit)
+    m1, m1_end = _next(edges(Input.MARKER1), s1, limit)
+    f0, f0_ok = _next(edges(Input.MARKER0, False), m0, limit)
+    f1, f1_ok = _next(edges(Input.MARKER1, False), m1, limit)
+    both_ok = m0_end & f0_ok & s1_ok & m1_end & f1_ok
+    return {rows[0]: _rows(s0, m0, m0_end), rows[1]: _rows(s1, m1, s1_ok & m1_end),
+            rows[2]: _rows(s0, np.maximum(f0, f1), both_ok)}
+
+
 def split_tests(events, tests):
     """The iterations of each test (:data:`ITERATION_DTYPE`): between the k-th MARKER2
     rise and the fall after it, for the k-th of ``tests``, each MARKER0 rise paired with
-    the first MARKER1 rise after it (none before the next MARKER0 rise: missed)."""
+    the first MARKER1 rise after it (none before the next MARKER0 rise: missed). An
+    interrupt test gives a row per part (:func:`rows_of`), an iteration per STIM0 pulse."""
     order = np.argsort(events["t"], kind="stable")
     ev = events[order]
     t = ev["t"].astype(np.int64)
@@ -152,6 +230,10 @@ def split_tests(events, tests):
             break
         end = falls[falls > rises[k]]
         hi = end[0] if len(end) else np.iinfo(np.int64).max
+        if name in IRQ_TESTS:
+            w = (t >= rises[k]) & (t < hi)
+            out.update(_irq_iterations(name, t[w], ev["input"][w], ev["rising"][w]))
+            continue
         inside = (t >= rises[k]) & (t < hi) & (ev["rising"] == 1)
         kinds, times = ev["input"][inside], t[inside]
         its, start = [], None
@@ -203,6 +285,17 @@ def iteration_figures(its, tick_hz, counts=None, cycle_ticks=None, offset_cycles
     return out
 
 
+def _start_pulses(rig, name, iterations, target, load):
+    """The pulses of interrupt test ``name``: one per iteration at :data:`IRQ_FREQ`,
+    STIM1 at the test's offset, with the STIM and marker-falling edges recorded."""
+    offset = IRQ_TESTS[name]
+    s = CaptureSettings(freq=IRQ_FREQ, count=iterations, target=target, load=load,
+                        stim1_offset=None if offset is None else offset * 1e-9)
+    regs = s.ticks(rig.tick_hz, rig.stim_step)
+    rig.configure_stimulus(regs, (), EDGE_EN=_IRQ_EDGE_EN)
+    rig.run(stim1=offset is not None)
+
+
 @dataclass
 class SuiteResult:
     path: Path
@@ -236,6 +329,9 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
     meta["raw_events"] = True
     meta["suite"] = {"tests": list(tests), "iterations": iterations, "loaded": load,
                      "timed": "MARKER0 rising → MARKER1 rising"}
+    if any(t in IRQ_TESTS for t in tests) and not rig.has_caps(Caps.INTERVALS):
+        raise UsageError("the interrupt tests need STIM1 and STIM edge events, which this "
+                         "rig's gateware lacks (the compact iCE40 build)")
     bar = Progress(len(tests), f"suite on {target}", progress)
     run = CaptureRun(rig, path, meta, bar)
     parts = []
@@ -257,6 +353,22 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
         take()
         return {"events": int(sum(len(e) for e in parts)), "link": rig.host_counters()}
 
+    driving = [None, set()]                  # interrupt test whose pulses run; done
+
+    def drive():
+        """An interrupt test has begun (its ISRs attached): send its pulses; it has
+        ended: stop them."""
+        k = m2[1] - 1
+        if driving[0] is not None and m2[0] > driving[0]:
+            rig.halt()
+            link.write(Reg.EDGE_EN, _EDGE_EN)
+            driving[0] = None
+        if driving[0] is None and k >= 0 and m2[0] == k and k < len(tests) \
+                and tests[k] in IRQ_TESTS and k not in driving[1]:
+            _start_pulses(rig, tests[k], iterations, target, load)
+            driving[0] = k
+            driving[1].add(k)
+
     run.salvage = salvage
     with run:
         rig.run()
@@ -265,6 +377,7 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
         while True:
             got = link.poll(wait=0.05)
             take()
+            drive()
             done = m2[0]
             now = time.monotonic()
             started = started or m2[1] > 0
@@ -301,13 +414,15 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
         per_test = split_tests(events, tests)
         figures, cycles = {}, {}
         for k, name in enumerate(tests):
-            counts = None
-            if k < len(traced):
-                counts = traced[k]["counts"]
-                cycles[name] = counts
-            its = per_test.get(name, np.zeros(0, dtype=ITERATION_DTYPE))
-            figures[name] = iteration_figures(its, rig.tick_hz, counts, cycle_ticks,
-                                              offset_cycles)
+            rows = rows_of(name)
+            for j, row in enumerate(rows):
+                counts = None
+                if k < len(traced):
+                    counts = traced[k]["counts"][j::len(rows)]
+                    cycles[row] = counts
+                its = per_test.get(row, np.zeros(0, dtype=ITERATION_DTYPE))
+                figures[row] = iteration_figures(its, rig.tick_hz, counts, cycle_ticks,
+                                                 offset_cycles + part_offset(row))
         lost = counters["evt_overflow"] + counters["lost_packets"]
         final = run.finish({"status": "incomplete" if lost else "complete",
                             "events": int(len(events)), "link": counters,

@@ -29,9 +29,12 @@ void board_stim_attach(k_isr_fn isr, void *arg);
 /* Acknowledge the stimulus edge; call from the ISR. */
 void board_stim_ack(void);
 
-/* Boards with a second stimulus line (rig STIM1, higher priority than STIM0). */
+/* Boards with a second stimulus line (rig STIM1, by default of higher priority than
+ * STIM0; board_stim_priorities sets each line's priority, 1..3, higher preempts). */
 void board_stim1_attach(k_isr_fn isr, void *arg);
 void board_stim1_ack(void);
+void board_stim_priorities(unsigned line0, unsigned line1);
+/* (board_stim_attach / board_stim1_attach with isr NULL disable the line.) */
 
 /* Self-test: make interrupt line 0 (low) or 1 (high priority) pending by software. */
 void board_irq_trigger(unsigned line, k_isr_fn isr, void *arg);

@@ -84,6 +84,26 @@ static K_INLINE void ready_remove(struct k_thread *t)
     ARCH_COST(2);
 }
 
+#if K_CONFIG_SCHED_LINEAR
+/*
+ * Test-only (K_CONFIG_SCHED_LINEAR=1, the suite's scaling check, docs/suite.md): a
+ * search that visits every ready thread of the level, as a scheduler that scans its
+ * threads does. It picks the same thread (the first of the highest priority) in time
+ * that grows with the number of ready threads.
+ */
+static struct k_thread *level_scan(struct k_list *l)
+{
+    struct k_list *best = l->next;
+    for (struct k_list *n = best->next; n != l; n = n->next)
+        if (THREAD_OF(n)->prio < THREAD_OF(best)->prio)
+            best = n;
+    return THREAD_OF(best);
+}
+#define LEVEL_PICK(l) level_scan(l)
+#else
+#define LEVEL_PICK(l) THREAD_OF((l)->next)
+#endif
+
 /* The bitmap search, out of line: only after a removal or rotation. */
 static struct k_thread *sched_search(void)
 {
@@ -93,7 +113,7 @@ static struct k_thread *sched_search(void)
     } else {
         unsigned g = ctz32(ready_summary);
         unsigned p = (g << 5) + ctz32(ready_words[g]);
-        t = THREAD_OF(ready_lists[p].next);
+        t = LEVEL_PICK(&ready_lists[p]);
     }
     sched_next = t;
     return t;

@@ -1,5 +1,6 @@
 """The report's suite section (``rtrig suite`` captures): per-test figures, the
-distribution and tail of every test, and thread-switch time against thread count."""
+distribution and tail of every test, thread-switch time against thread count, and the
+nested interrupts' latencies against STIM1's offset."""
 
 import html
 import re
@@ -11,7 +12,8 @@ from ..suite import split_tests
 from .data import exceedance
 from .figures import _AXIS, PALETTE, _layout, _us, tail_figure
 
-__all__ = ["suite_section", "suite_iterations", "box_figure", "scaling_figure"]
+__all__ = ["suite_section", "suite_iterations", "box_figure", "scaling_figure",
+           "nested_figure"]
 
 _HEADS = ["test", "count", "cold", "min", "mean", "p50", "p99", "p99.99", "max", "missed",
           "self-timed"]
@@ -93,6 +95,44 @@ def scaling_figure(figures):
     return {"data": data, "layout": lay}
 
 
+def nested_figure(figures):
+    """Both ISRs' latencies and the time until both are serviced (the maximum over the
+    iterations) against STIM1's offset after STIM0, with the higher-priority line
+    second (it preempts) and first."""
+    data = []
+    orders = (("", "high-priority line second"), ("_high_first", "high-priority line first"))
+    for o, (suffix, label) in enumerate(orders):
+        points = []
+        for name in figures:
+            if not name.endswith(".isr0"):
+                continue
+            test = name[:-len(".isr0")]
+            if test == "irq_simultaneous":
+                offset = 0 if not suffix else None      # offset 0: line 1 is the higher
+            elif m := re.fullmatch(r"irq_nested_(\d+)ns" + suffix, test):
+                offset = int(m.group(1))
+            else:
+                offset = None
+            if offset is not None:
+                points.append((offset, test))
+        points.sort()
+        if len(points) < 2:
+            continue
+        for i, part in enumerate(("isr0", "isr1", "both")):
+            ys = [figures.get(f"{t}.{part}", {}).get("max_ns") for _, t in points]
+            data.append({"type": "scatter", "x": [p[0] for p in points],
+                         "y": [None if y is None else y / 1000 for y in ys],
+                         "name": f"{part} max, {label}", "mode": "lines+markers",
+                         "line": {"color": PALETTE[i], "dash": "solid" if o == 0 else "dot"}})
+    if not data:
+        return None
+    lay = _layout(420, "Nested interrupts: latency against STIM1's offset")
+    lay["xaxis"] = {**_AXIS, "title": {"text": "STIM1 after STIM0, ns"}}
+    lay["yaxis"] = {**_AXIS, "title": {"text": "µs (max over the iterations)"},
+                    "rangemode": "tozero"}
+    return {"data": data, "layout": lay}
+
+
 def suite_section(page, cap, table):
     """Add the suite's tables and plots for capture ``cap`` to ``page`` (``table``:
     the page's table builder, heads and rows → HTML)."""
@@ -101,7 +141,8 @@ def suite_section(page, cap, table):
         return
     per_test, _ = suite_iterations(cap)
     suite = cap.meta.get("suite") or {}
-    page.add(f"<h3>Kernel suite, µs (MARKER0 rising → MARKER1 rising, "
+    page.add(f"<h3>Kernel suite, µs (operations: MARKER0 rising → MARKER1 rising; "
+             f"interrupt tests: from each pulse, docs/suite.md; "
              f"{suite.get('iterations', '?')} iterations per test, "
              f"{'loaded' if suite.get('loaded') else 'unloaded'})</h3>")
     page.add(table(_HEADS, _rows(figures)))
@@ -112,6 +153,6 @@ def suite_section(page, cap, table):
     page.figure(tail_figure([(name, *exceedance(_warm_ticks(its), cap.tick_hz),
                               PALETTE[i % len(PALETTE)])
                              for i, (name, its) in enumerate(per_test.items())]))
-    fig = scaling_figure(figures)
-    if fig is not None:
-        page.figure(fig)
+    for fig in (scaling_figure(figures), nested_figure(figures)):
+        if fig is not None:
+            page.figure(fig)

@@ -126,16 +126,16 @@ BOARDS = [
     # The SoC's 64 KiB RAM has two read ports (instruction and data bus), so Yosys
     # builds it twice: 64 DP16KD of the 85F's 208. The smaller parts are not offered.
     _board("ulx3s", ULX3S_85F_Platform, "ULX3S 85F", targets=("rig", "soc", "soc-alone")),
-    _board("ulx3s-45f", ULX3S_45F_Platform, "ULX3S 45F"),
-    # The 25F is the tightest fit. With the gateware built from features (rtrig.gateware
-    # .feature), seeds 2, 1, 3, 5, 6, 7 place and route it at 98.4, 98.8, 97.0, 99.7,
-    # 99.1, 91.1 MHz and seed 8 at 100.3 MHz, so seed 8 goes first (the builds are
-    # deterministic: a fresh machine finds the same; seed 2 closed the earlier
-    # gateware at 101.5 MHz). The 12F, the same die placed as the 25F, has the same seeds.
-    _board("ulx3s-25f", ULX3S_25F_Platform, "ULX3S 25F", seeds=(8, 2, 1, 3)),
+    _board("ulx3s-45f", ULX3S_45F_Platform, "ULX3S 45F", seeds=(1, 2, 3, 4, 5, 6)),
+    # The 25F is the tightest fit. With interval channels, bursts and the SoC's second
+    # line, seeds 8, 2, 1 place and route it at 99.4, 94.8, 98.2 MHz and seed 3 at
+    # 100.8 MHz, so seed 3 goes first (the builds are deterministic: a fresh machine
+    # finds the same; seed 8 closed the gateware before them at 100.3 MHz). The 12F, the
+    # same die placed as the 25F, has the same seeds.
+    _board("ulx3s-25f", ULX3S_25F_Platform, "ULX3S 25F", seeds=(3, 8, 2, 1)),
     # The LFE5U-12F is the 25F's die: nextpnr places and routes it with the 25F's chip
     # database, so the 25F's result stands for it and only the bitstream is packed
     # again, with the 12F's IDCODE (verified: rtrig.boards.build._build_same_die).
     _board("ulx3s-12f", ULX3S_12F_Platform, "ULX3S 12F", same_die_as="ulx3s-25f",
-           seeds=(8, 2, 1, 3)),
+           seeds=(3, 8, 2, 1)),
 ]

@@ -6,6 +6,7 @@ import pytest
 
 from rtrig.errors import UsageError
 from rtrig.host.suite import (
+    IRQ_TESTS,
     ITERATION_DTYPE,
     MAGIC,
     TESTS,
@@ -14,11 +15,13 @@ from rtrig.host.suite import (
     TRACE_RUN_END,
     iteration_figures,
     parse_trace,
+    part_offset,
     patch_config,
+    rows_of,
     select_tests,
     split_tests,
 )
-from rtrig.protocol import EVENT_DTYPE, Input
+from rtrig.protocol import EVENT_DTYPE, STIM_INPUT, Input
 
 
 def test_patch_config_writes_the_words_after_the_magic():
@@ -119,3 +122,52 @@ def test_figures_a_missed_iteration_is_counted_not_timed():
 def test_figures_a_missing_count_is_disagreement():
     f = iteration_figures(_its([40, 40, 40]), 100e6, [20, 20], cycle_ticks=2)
     assert f["self_timed"]["agree"] is False
+
+
+S0, S1 = STIM_INPUT[0], STIM_INPUT[1]
+
+
+def test_split_tests_isr_to_ist_one_iteration_per_stim0_pulse():
+    ev = _events([
+        (100, M2, 1),
+        (200, S0, 1), (230, M0, 1), (260, S0, 0), (290, M1, 1), (300, M0, 0), (301, M1, 0),
+        (1200, S0, 1), (1250, M0, 1), (1260, S0, 0),    # no IST marker: missed
+        (2200, S0, 1), (2211, M0, 1), (2240, M1, 1),
+        (3000, M2, 0)])
+    out = split_tests(ev, ("isr_to_ist",))
+    assert list(out) == ["isr_to_ist.isr", "isr_to_ist.ist"]
+    assert [tuple(x) for x in out["isr_to_ist.isr"]] == [
+        (200, 30, False), (1200, 50, False), (2200, 11, False)]
+    assert [tuple(x) for x in out["isr_to_ist.ist"]] == [
+        (230, 60, False), (1250, 0, True), (2211, 29, False)]
+
+
+def test_split_tests_nested_pair_latencies_and_both_serviced():
+    # STIM1 300 ticks after STIM0; line 1 preempts line 0's ISR (MARKER1 inside
+    # MARKER0) in the first iteration, and waits for it in the second.
+    ev = _events([
+        (100, M2, 1),
+        (1000, S0, 1), (1040, M0, 1), (1300, S1, 1), (1325, M1, 1), (1500, S0, 0),
+        (1600, S1, 0), (2325, M1, 0), (3040, M0, 0),
+        (11000, S0, 1), (11050, M0, 1), (11300, S1, 1), (12050, M0, 0), (12100, M1, 1),
+        (13100, M1, 0),
+        (20000, M2, 0)])
+    out = split_tests(ev, ("irq_nested_3000ns",))
+    assert list(out) == ["irq_nested_3000ns." + p for p in ("isr0", "isr1", "both")]
+    assert list(out["irq_nested_3000ns.isr0"]["interval"]) == [40, 50]
+    assert list(out["irq_nested_3000ns.isr1"]["interval"]) == [25, 800]
+    assert list(out["irq_nested_3000ns.both"]["interval"]) == [2040, 2100]
+    assert not out["irq_nested_3000ns.both"]["missed"].any()
+
+
+def test_interrupt_tests_rows_offsets_and_config_bits():
+    assert rows_of("yield") == ("yield",)
+    assert rows_of("irq_simultaneous") == tuple(
+        f"irq_simultaneous.{p}" for p in ("isr0", "isr1", "both"))
+    assert part_offset("isr_to_ist.ist") == 0 and part_offset("isr_to_ist.isr") == 6
+    assert part_offset("yield") == 0
+    # the program's indices (rtrig_suite.h): isr_to_ist 12, the nested tests 14..23
+    assert TESTS.index("isr_to_ist") == 12 and TESTS.index("irq_simultaneous") == 13
+    assert TESTS.index("irq_nested_1500ns") == 14
+    assert TESTS.index("irq_nested_7500ns_high_first") == 23 and len(TESTS) == 24
+    assert IRQ_TESTS["irq_nested_4500ns_high_first"] == 4500

@@ -70,3 +70,23 @@ def test_suite_report_has_the_table_and_the_scaling_plot(tmp_path):
     assert "Kernel suite, µs" in text and "thread_switch_10" in text
     assert "Thread switch time against thread count" in text
     assert "agree (±0 cycles)" in text
+
+
+def test_nested_plot_has_both_orders_against_the_offset():
+    from rtrig.host.report.suite import nested_figure
+    figures = {}
+    for off in (0, 1500, 3000):
+        for suffix in ("", "_high_first"):
+            if off == 0 and suffix:
+                continue
+            test = "irq_simultaneous" if off == 0 else f"irq_nested_{off}ns{suffix}"
+            for k, part in enumerate(("isr0", "isr1", "both")):
+                figures[f"{test}.{part}"] = {"max_ns": 1000.0 * (k + 1) + off}
+    fig = nested_figure(figures)
+    names = [d["name"] for d in fig["data"]]
+    assert len(names) == 6 and "isr1 max, high-priority line second" in names
+    second = fig["data"][1]                     # isr1, high-priority line second
+    assert second["x"] == [0, 1500, 3000] and second["y"] == [2.0, 3.5, 5.0]
+    first = fig["data"][4]                      # isr1, high-priority line first
+    assert first["x"] == [1500, 3000] and first["y"] == [3.5, 5.0]
+    assert nested_figure({"yield": {"max_ns": 1.0}}) is None

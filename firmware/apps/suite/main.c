@@ -26,10 +26,17 @@ struct suite_config {
     uint32_t flags;
 };
 
+/* Every test this board builds: the interrupt tests need two stimulus lines. */
+#if SUITE_IRQ_TESTS
+#define SUITE_ALL_TESTS ((1u << RTRIG_SUITE_TESTS) - 1u)
+#else
+#define SUITE_ALL_TESTS ((1u << RTRIG_SUITE_FIRST_IRQ_TEST) - 1u)
+#endif
+
 __attribute__((aligned(4), used)) volatile const struct suite_config suite_config = {
     .magic = {0x55535452u, 0x31455449u}, /* 'R','T','S','U', 'I','T','E','1' */
     .iterations = SUITE_DEFAULT_ITERATIONS,
-    .test_mask = (1u << RTRIG_SUITE_TESTS) - 1u,
+    .test_mask = SUITE_ALL_TESTS,
     .pause_cycles = 1000u,
     .flags = 0u,
 };
@@ -51,16 +58,22 @@ __attribute__((aligned(4), used)) volatile const struct suite_config suite_confi
 #define PRIO_CTL   100u /* the controller: waits for go, runs the tests */
 #define PRIO_LOAD  200u /* LOAD: below every test thread */
 
-#define SYSINTR_GO 1u
+#define SYSINTR_GO  1u
+#define SYSINTR_IST 2u /* isr_to_ist: the ISR wakes the IST */
+#define SYSINTR_IRQ 3u /* the pair tests: the last iteration wakes the controller */
+
+/* The pair tests: each ISR is busy this long (10 µs at 50 MHz), longer than the
+ * largest STIM1 offset (7.5 µs), so the second pulse arrives while the first ISR runs. */
+#define IRQ_BUSY_CYCLES 500u
 
 /* Thread-switch threads: 128 with stacks of SW_STACK bytes. */
 #define SW_MAX 128u
 #if defined(__riscv)
 /* No nesting on RV32: a thread's stack holds its frames, one 128-byte trap frame and
  * the handler's frames; the stack check in the tick and switch paths guards it. */
-#define SW_STACK 304u
+#define SW_STACK 288u
 #else
-#define SW_STACK 256u
+#define SW_STACK 288u
 #endif
 #define BIG_STACK 1024u
 
@@ -323,6 +336,7 @@ static void switch_entry(void *arg)
             }
         }
         sw_started = true;
+        suite_dcache_cold();
         rtrig_suite_mark0();
         k_thread_yield();
     }
@@ -441,26 +455,183 @@ static K_COLD void test_priority_inversion_no_pi(void)
     priority_inversion(false);
 }
 
+/* ---- 12..23 interrupt tests: timed from the rig's pulses -------------------------- */
+
+#if SUITE_IRQ_TESTS
+static uint32_t go_isr(void *arg);
+
+/* One self-timed count as a TRACE word (clamped below the framing words). */
+static void suite_count(uint32_t n)
+{
+    RTRIG_SUITE_TRACE(n < RTRIG_SUITE_TRACE_FRAME ? n : RTRIG_SUITE_TRACE_FRAME - 1u);
+}
+
+static struct k_event irq_ev;
+
+/*
+ * 12 isr_to_ist: each STIM0 pulse; the ISR raises MARKER0 and wakes the interrupt
+ * service thread, which raises MARKER1. Two counts per iteration: the ISR's latency
+ * from the edge's stamp, and MARKER0 to MARKER1.
+ */
+static volatile uint32_t ist_isr_latency;
+
+static uint32_t ist_isr(void *arg)
+{
+    (void)arg;
+    uint32_t c = suite_mark(RTRIG_SUITE_MARKER0);
+    uint32_t stamp = suite_irq_stamp(0);
+    board_stim_ack();
+    rtrig_suite_c0 = c;
+    ist_isr_latency = c - stamp;
+    return SYSINTR_IST;
+}
+
+static void ist_entry(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < iters; i++) {
+        (void)k_event_wait(&irq_ev, K_FOREVER);
+        rtrig_suite_mark1();
+        RTRIG_SUITE_CLEAR(RTRIG_SUITE_MARKER0 | RTRIG_SUITE_MARKER1);
+        suite_count(ist_isr_latency);
+        suite_count(rtrig_suite_c1 - rtrig_suite_c0);
+    }
+}
+
+static K_COLD void setup_isr_to_ist(void)
+{
+    k_event_init(&irq_ev, false, false);
+    (void)k_irq_attach(SYSINTR_IST, &irq_ev);
+    board_stim_attach(ist_isr, NULL);
+}
+
+static K_COLD void test_isr_to_ist(void)
+{
+    spawn_begin();
+    spawn(ist_entry, PRIO_H, BIG_STACK);
+    spawn_run();
+}
+
+/*
+ * 13..23 the pair tests: STIM0 (line 0) and STIM1 (line 1, at the offset the host
+ * sets) each interrupt; line n's ISR raises MARKERn, is busy IRQ_BUSY_CYCLES and
+ * lowers it. Which line has the higher priority is the test's (the host's offset
+ * makes STIM1 the second). Three counts per iteration, written by the ISR that ends
+ * last: line 0's latency, line 1's latency (each from its edge's stamp to its marker)
+ * and line 0's stamp to the later marker fall (both serviced).
+ */
+static volatile uint32_t pair_lat[2], pair_exit[2], pair_stamp0, pair_done, pair_iter;
+
+static uint32_t pair_isr(void *arg)
+{
+    unsigned line = (unsigned)(uintptr_t)arg;
+    uint32_t marker = line != 0 ? RTRIG_SUITE_MARKER1 : RTRIG_SUITE_MARKER0;
+    uint32_t c = suite_mark(marker);
+    uint32_t stamp = suite_irq_stamp(line);
+    if (line != 0)
+        board_stim1_ack();
+    else
+        board_stim_ack();
+    spin(IRQ_BUSY_CYCLES);
+    uint32_t e = suite_unmark(marker);
+    uint32_t wake = K_SYSINTR_NOP;
+    arch_irq_key_t key = k_irq_lock();
+    pair_lat[line] = c - stamp;
+    pair_exit[line] = e;
+    if (line == 0)
+        pair_stamp0 = stamp;
+    if ((pair_done | (1u << line)) == 3u) {
+        pair_done = 0;
+        uint32_t last = (int32_t)(pair_exit[0] - pair_exit[1]) > 0 ? pair_exit[0] : pair_exit[1];
+        suite_count(pair_lat[0]);
+        suite_count(pair_lat[1]);
+        suite_count(last - pair_stamp0);
+        if (++pair_iter >= iters)
+            wake = SYSINTR_IRQ;
+    } else {
+        pair_done |= 1u << line;
+    }
+    k_irq_unlock(key);
+    return wake;
+}
+
+static unsigned pair_high_line;
+
+static K_COLD void setup_pair(void)
+{
+    pair_done = 0;
+    pair_iter = 0;
+    k_event_init(&irq_ev, false, false);
+    (void)k_irq_attach(SYSINTR_IRQ, &irq_ev);
+    board_stim_priorities(pair_high_line == 0 ? 2u : 1u, pair_high_line == 0 ? 1u : 2u);
+    board_stim1_attach(pair_isr, (void *)1u);
+    board_stim_attach(pair_isr, (void *)0u);
+}
+
+static K_COLD void setup_high_second(void)
+{
+    pair_high_line = 1;
+    setup_pair();
+}
+
+static K_COLD void setup_high_first(void)
+{
+    pair_high_line = 0;
+    setup_pair();
+}
+
+static K_COLD void test_pair(void)
+{
+    if (iters != 0)
+        (void)k_event_wait(&irq_ev, K_FOREVER);
+}
+
+/* After an interrupt test: STIM0 starts a run again, STIM1 is off. */
+static K_COLD void irq_restore(void)
+{
+    board_stim1_attach(NULL, NULL);
+    board_stim_priorities(1u, 2u);
+    board_stim_attach(go_isr, NULL);
+}
+#define IRQ_TEST(name, setup, run) {name, run, setup, irq_restore}
+#else
+#define IRQ_TEST(name, setup, run) {name, NULL, NULL, NULL}
+#endif
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 struct suite_test {
     const char *name;
     void (*run)(void);
+    void (*setup)(void); /* before MARKER2 rises (interrupt tests: ISRs attached) */
+    void (*restore)(void);
 };
 
 static const struct suite_test tests[RTRIG_SUITE_TESTS] = {
-    {"event_wake", test_event_wake},
-    {"sem_uncontended", test_sem_uncontended},
-    {"sem_wake", test_sem_wake},
-    {"mutex_uncontended", test_mutex_uncontended},
-    {"mutex_handoff", test_mutex_handoff},
-    {"critical_section", test_critical_section},
-    {"yield", test_yield},
-    {"thread_switch_2", test_switch_2},
-    {"thread_switch_10", test_switch_10},
-    {"thread_switch_128", test_switch_128},
-    {"priority_inversion", test_priority_inversion},
-    {"priority_inversion_no_pi", test_priority_inversion_no_pi},
+    {"event_wake", test_event_wake, NULL, NULL},
+    {"sem_uncontended", test_sem_uncontended, NULL, NULL},
+    {"sem_wake", test_sem_wake, NULL, NULL},
+    {"mutex_uncontended", test_mutex_uncontended, NULL, NULL},
+    {"mutex_handoff", test_mutex_handoff, NULL, NULL},
+    {"critical_section", test_critical_section, NULL, NULL},
+    {"yield", test_yield, NULL, NULL},
+    {"thread_switch_2", test_switch_2, NULL, NULL},
+    {"thread_switch_10", test_switch_10, NULL, NULL},
+    {"thread_switch_128", test_switch_128, NULL, NULL},
+    {"priority_inversion", test_priority_inversion, NULL, NULL},
+    {"priority_inversion_no_pi", test_priority_inversion_no_pi, NULL, NULL},
+    IRQ_TEST("isr_to_ist", setup_isr_to_ist, test_isr_to_ist),
+    IRQ_TEST("irq_simultaneous", setup_high_second, test_pair),
+    IRQ_TEST("irq_nested_1500ns", setup_high_second, test_pair),
+    IRQ_TEST("irq_nested_3000ns", setup_high_second, test_pair),
+    IRQ_TEST("irq_nested_4500ns", setup_high_second, test_pair),
+    IRQ_TEST("irq_nested_6000ns", setup_high_second, test_pair),
+    IRQ_TEST("irq_nested_7500ns", setup_high_second, test_pair),
+    IRQ_TEST("irq_nested_1500ns_high_first", setup_high_first, test_pair),
+    IRQ_TEST("irq_nested_3000ns_high_first", setup_high_first, test_pair),
+    IRQ_TEST("irq_nested_4500ns_high_first", setup_high_first, test_pair),
+    IRQ_TEST("irq_nested_6000ns_high_first", setup_high_first, test_pair),
+    IRQ_TEST("irq_nested_7500ns_high_first", setup_high_first, test_pair),
 };
 
 /* ---- TRACE words as console text (boards without a trace port) -------------------- */
@@ -509,13 +680,17 @@ static K_COLD void run_once(void)
 {
     iters = suite_config.iterations;
     pause_cycles = suite_config.pause_cycles;
-    uint32_t mask = suite_config.test_mask;
+    uint32_t mask = suite_config.test_mask & SUITE_ALL_TESTS;
     for (unsigned t = 0; t < RTRIG_SUITE_TESTS; t++) {
         if (!(mask & (1u << t)))
             continue;
+        if (tests[t].setup != NULL)
+            tests[t].setup();
         rtrig_suite_test_begin(t, rig_load_enabled());
         tests[t].run();
         rtrig_suite_test_end(t);
+        if (tests[t].restore != NULL)
+            tests[t].restore();
         pause();
     }
     rtrig_suite_run_end();

@@ -68,7 +68,13 @@ enum rtrig_suite_test {
     RTRIG_SUITE_THREAD_SWITCH_128 = 9,
     RTRIG_SUITE_PRIORITY_INVERSION = 10,
     RTRIG_SUITE_PRIORITY_INVERSION_NO_PI = 11,
-    RTRIG_SUITE_TESTS = 12
+    /* Interrupt tests: driven by the rig's pulses (docs/suite.md, "Interrupt tests"). */
+    RTRIG_SUITE_ISR_TO_IST = 12,
+    RTRIG_SUITE_IRQ_SIMULTANEOUS = 13,
+    RTRIG_SUITE_IRQ_NESTED_1500NS = 14, /* ... 7500 ns in 1500 ns steps: 14..18 */
+    RTRIG_SUITE_IRQ_NESTED_1500NS_HIGH_FIRST = 19, /* ... 19..23 */
+    RTRIG_SUITE_TESTS = 24,
+    RTRIG_SUITE_FIRST_IRQ_TEST = RTRIG_SUITE_ISR_TO_IST
 };
 
 /* ---- marker writes ------------------------------------------------------------------ */

@@ -60,6 +60,39 @@ static inline void suite_trace(uint32_t word)
     SOC_REG(SOC_SYS_TRACE) = word;
 }
 
+/*
+ * Invalidate the data cache (VexRiscv's flush instruction: MISC-MEM, funct3 101; the
+ * cache writes through, so nothing is lost). thread_switch_N runs every switch with a
+ * cold data cache, whatever N: the switch's figure then holds the scheduler's work,
+ * not how many threads' frames fit the 4 KiB cache (docs/suite.md).
+ */
+static inline void suite_dcache_cold(void)
+{
+    __asm__ volatile(".word 0x0000500F" : : : "memory");
+}
+
+/* The interrupt tests (two stimulus lines, each with its edge's mtime stamp). */
+#define SUITE_IRQ_TESTS 1
+
+/* mtime (CPU cycles, as mcycle) when line 0 (STIM0) or 1 (STIM1) latched its edge. */
+static inline uint32_t suite_irq_stamp(unsigned line)
+{
+    return SOC_REG(line != 0 ? SOC_IRQ_STAMP1 : SOC_IRQ_STAMP);
+}
+
+/* A marker falls, with the cycle count of the store: the same pair as suite_mark. */
+static inline __attribute__((always_inline)) uint32_t suite_unmark(uint32_t mask)
+{
+    uint32_t c, key;
+    __asm__ volatile("csrrci %1, mstatus, 8\n\t"
+                     ".balign 8\n\tcsrr %0, mcycle\n\tsw %2, 0(%3)\n\t"
+                     "andi %1, %1, 8\n\tcsrs mstatus, %1"
+                     : "=&r"(c), "=&r"(key)
+                     : "r"(mask), "r"(SOC_GPIO_OUT_CLR)
+                     : "memory");
+    return c;
+}
+
 #elif defined(QEMU_IRQ_STIM)
 /* ---- qemu-mps2-an385: no rig, runs by itself ---- */
 #define SUITE_HAS_STIM   0
@@ -110,6 +143,18 @@ static inline __attribute__((always_inline)) uint32_t suite_mark(uint32_t mask)
 }
 
 void suite_trace(uint32_t word);
+#endif
+
+#if !defined(__riscv)
+/* Cortex-M3/M4: no data cache. */
+static inline void suite_dcache_cold(void)
+{
+}
+#endif
+
+#ifndef SUITE_IRQ_TESTS
+/* No second stimulus line or edge stamp: the interrupt tests are not built. */
+#define SUITE_IRQ_TESTS 0
 #endif
 
 #define RTRIG_SUITE_CYCLES() suite_cycles()

@@ -6,16 +6,17 @@
 
 /*
  * The interrupt block's two lines (soc_map.h): line 0 <- STIM0 (the stimulus),
- * line 1 <- STIM1, of higher priority, so with K_CONFIG_NESTING its ISR preempts
- * line 0's. line_prio mirrors the PRIORITY register and irq_threshold THRESHOLD,
- * so the handler reads neither over the bus.
+ * line 1 <- STIM1, by default of higher priority, so with K_CONFIG_NESTING its ISR
+ * preempts line 0's (board_stim_priorities() swaps them). line_prio mirrors the
+ * PRIORITY register and irq_threshold THRESHOLD, so the handler reads neither over
+ * the bus.
  */
 #define LINE0_PRIO 1u
 #define LINE1_PRIO 2u
 static k_isr_fn line_isr[2];
 static void *line_arg[2];
+static uint32_t line_prio[2] = {LINE0_PRIO, LINE1_PRIO};
 #if K_CONFIG_NESTING
-static const uint32_t line_prio[2] = {LINE0_PRIO, LINE1_PRIO};
 static uint32_t irq_threshold;
 #endif
 volatile uint32_t soc_isr_out_cycle;
@@ -25,7 +26,7 @@ K_COLD void board_init(void)
     SOC_REG(SOC_GPIO_OUT) = 0;
     SOC_REG(SOC_IRQ_ENABLE) = 0;
     SOC_REG(SOC_IRQ_PENDING) = SOC_IRQ_STIM | SOC_IRQ_STIM1;
-    SOC_REG(SOC_IRQ_PRIORITY) = LINE0_PRIO | (LINE1_PRIO << 4);
+    board_stim_priorities(LINE0_PRIO, LINE1_PRIO);
     SOC_REG(SOC_IRQ_THRESHOLD) = 0;
 #if K_CONFIG_NESTING
     irq_threshold = 0;
@@ -94,7 +95,12 @@ K_COLD static void line_attach(unsigned line, k_isr_fn isr, void *arg)
     line_isr[line] = isr;
     line_arg[line] = arg;
     SOC_REG(SOC_IRQ_PENDING) = 1u << line;
-    SOC_REG(SOC_IRQ_ENABLE) |= 1u << line;
+    /* No ISR: the line is disabled (a pending line with nothing to run would trap
+     * again and again). */
+    if (isr != NULL)
+        SOC_REG(SOC_IRQ_ENABLE) |= 1u << line;
+    else
+        SOC_REG(SOC_IRQ_ENABLE) &= ~(1u << line);
     arch_irq_unlock(key);
 }
 
@@ -116,6 +122,15 @@ K_COLD void board_stim1_attach(k_isr_fn isr, void *arg)
 void board_stim1_ack(void)
 {
     SOC_REG(SOC_IRQ_PENDING) = SOC_IRQ_STIM1;
+}
+
+K_COLD void board_stim_priorities(unsigned line0, unsigned line1)
+{
+    arch_irq_key_t key = arch_irq_lock();
+    line_prio[0] = line0 & 3u;
+    line_prio[1] = line1 & 3u;
+    SOC_REG(SOC_IRQ_PRIORITY) = line_prio[0] | (line_prio[1] << 4);
+    arch_irq_unlock(key);
 }
 
 static k_isr_fn test_isr[2];
@@ -183,16 +198,17 @@ void riscv_board_set_mtimecmp_lo(uint32_t lo)
 
 #if K_CONFIG_NESTING
 /*
- * Line 0's ISR with interrupts open. Raise THRESHOLD to the line's priority first
- * (the line, level sensitive until its ISR acknowledges it, cannot re-enter; line 1
- * can) and keep the tick off (it waits for the device interrupt, as without
- * nesting). K_WARM: rt_test attaches line 0 only and never comes here.
+ * The ISR of the line of lower priority with interrupts open. Raise THRESHOLD to the
+ * line's priority first (the line, level sensitive until its ISR acknowledges it,
+ * cannot re-enter; the other line can) and keep the tick off (it waits for the
+ * device interrupt, as without nesting). K_WARM: rt_test attaches line 0 only and
+ * never comes here.
  */
-K_WARM static void line0_preemptible(k_isr_fn isr, void *arg)
+K_WARM static void line_preemptible(unsigned line, k_isr_fn isr, void *arg)
 {
     uint32_t outer = irq_threshold;
-    irq_threshold = line_prio[0];
-    SOC_REG(SOC_IRQ_THRESHOLD) = line_prio[0];
+    irq_threshold = line_prio[line];
+    SOC_REG(SOC_IRQ_THRESHOLD) = line_prio[line];
     struct riscv_nest nest = riscv_nest_open(RISCV_MIE_MTIE);
     TRACE_DISPATCH();
     k_isr_run(isr, arg);
@@ -232,10 +248,11 @@ K_WARM static void ext_irq_claim(void)
         return;
     }
 #if K_CONFIG_NESTING
-    /* Line 0 opens (line 1 can preempt it); line 1, the highest, runs masked. */
-    if (line == 0) {
-        line0_preemptible(isr, line_arg[0]);
-        line0_report();
+    /* The lower line opens (the higher can preempt it); the higher runs masked. */
+    if (line_prio[line] < line_prio[line ^ 1u]) {
+        line_preemptible(line, isr, line_arg[line]);
+        if (line == 0)
+            line0_report();
         return;
     }
 #endif

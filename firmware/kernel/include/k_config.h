@@ -35,6 +35,12 @@
  * higher-priority interrupt preempts it; the kernel masks only around its own data.
  * 0: handlers run masked from trap entry to return (the riscv32 port before).
  */
+/* Test-only: a linear-time ready search (1) in place of the O(1) one, so the suite's
+ * thread-switch scaling check can be seen to fail (docs/suite.md). */
+#ifndef K_CONFIG_SCHED_LINEAR
+#define K_CONFIG_SCHED_LINEAR 0
+#endif
+
 #ifndef K_CONFIG_NESTING
 #define K_CONFIG_NESTING 1
 #endif
