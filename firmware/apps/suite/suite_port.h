@@ -39,20 +39,27 @@ static inline __attribute__((always_inline)) uint32_t suite_cycles(void)
 }
 
 /*
- * Interrupts are masked around the pair: a trap between the read and the store would
- * be in the count and not between the pins (or the reverse). The pair itself is the
- * same at both markers, so the mask costs nothing in the comparison.
+ * A marker store to GPIO register reg (OUT_SET raises, OUT_CLR lowers) with the cycle
+ * count read right before it. Interrupts are masked around the pair: a trap between
+ * the read and the store would be in the count and not between the pins (or the
+ * reverse). The pair itself is the same at every marker, so the mask costs nothing in
+ * the comparison.
  */
-static inline __attribute__((always_inline)) uint32_t suite_mark(uint32_t mask)
+static inline __attribute__((always_inline)) uint32_t suite_store(uint32_t mask, uint32_t reg)
 {
     uint32_t c, key;
     __asm__ volatile("csrrci %1, mstatus, 8\n\t"
                      ".balign 8\n\tcsrr %0, mcycle\n\tsw %2, 0(%3)\n\t"
                      "andi %1, %1, 8\n\tcsrs mstatus, %1"
                      : "=&r"(c), "=&r"(key)
-                     : "r"(mask), "r"(SOC_GPIO_OUT_SET)
+                     : "r"(mask), "r"(reg)
                      : "memory");
     return c;
+}
+
+static inline __attribute__((always_inline)) uint32_t suite_mark(uint32_t mask)
+{
+    return suite_store(mask, SOC_GPIO_OUT_SET);
 }
 
 static inline void suite_trace(uint32_t word)
@@ -83,14 +90,7 @@ static inline uint32_t suite_irq_stamp(unsigned line)
 /* A marker falls, with the cycle count of the store: the same pair as suite_mark. */
 static inline __attribute__((always_inline)) uint32_t suite_unmark(uint32_t mask)
 {
-    uint32_t c, key;
-    __asm__ volatile("csrrci %1, mstatus, 8\n\t"
-                     ".balign 8\n\tcsrr %0, mcycle\n\tsw %2, 0(%3)\n\t"
-                     "andi %1, %1, 8\n\tcsrs mstatus, %1"
-                     : "=&r"(c), "=&r"(key)
-                     : "r"(mask), "r"(SOC_GPIO_OUT_CLR)
-                     : "memory");
-    return c;
+    return suite_store(mask, SOC_GPIO_OUT_CLR);
 }
 
 #elif defined(QEMU_IRQ_STIM)
