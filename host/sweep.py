@@ -92,7 +92,7 @@ class SweepSettings:
     early_end: bool = True
     tick: float | None = None
     phase_gap: float = 0.02
-    max_pulses: int = 20_000
+    max_pulses: int | None = None
 
     def validate(self, tick_hz=None, step=1):
         """Check the settings (raises UsageError); returns ``self``. With the rig's
@@ -122,7 +122,7 @@ class SweepSettings:
             raise UsageError("--tick must be a finite duration of 0 (no tick) or more")
         if not 0 < self.phase_gap < 0.5:
             raise UsageError(f"phase gap must be between 0 and 50 %, got {self.phase_gap:g}")
-        if not self.n_pulses <= self.max_pulses <= register_max(Reg.STIM_COUNT):
+        if not self.n_pulses <= self.step_cap <= register_max(Reg.STIM_COUNT):
             raise UsageError(f"--max-pulses must be between the pulses per step "
                              f"({self.n_pulses}) and {register_max(Reg.STIM_COUNT)}, "
                              f"got {self.max_pulses}")
@@ -151,6 +151,12 @@ class SweepSettings:
     @property
     def n_pulses(self):
         return self.pulses if self.pulses is not None else default_pulses()
+
+    @property
+    def step_cap(self):
+        """Most pulses an MF step sends (``max_pulses``; None: 20000, or ``pulses`` if
+        more)."""
+        return self.max_pulses if self.max_pulses is not None else max(20_000, self.n_pulses)
 
 
 # --- measurements on a rig ---------------------------------------------------------
@@ -241,7 +247,7 @@ class _Sweeper:
         J = self.jitter_ticks(T)
         # Enough pulses for the target's tick to meet every phase of the train
         # (rtrig.host.beat; docs/sweep.md, "Pulses per step").
-        max_n = st.max_pulses if self.on_chip else max(st.n_pulses, _FIFO_RECORDS)
+        max_n = st.step_cap if self.on_chip else max(st.n_pulses, _FIFO_RECORDS)
         n, cover = step_pulses(T, self.target_tick, st.n_pulses, st.phase_gap, max_n, J)
         settings = CaptureSettings(
             freq=self.tick_hz / T, count=n, jitter=J / self.tick_hz, channels=(channel,),
@@ -441,7 +447,7 @@ def run_sweep(session, settings, path, log=None):
                   "channels": list(st.channels),
                   "stim_jitter": list(sw.stim_jitter_ticks),
                   "tick_ticks": sw.target_tick, "phase_gap": st.phase_gap,
-                  "max_pulses": st.max_pulses},
+                  "max_pulses": st.step_cap},
         "start_time": now(),
     }
     figures = {name: None for name in FIGURES}

@@ -65,8 +65,9 @@ def print_table(res):
                    "of the pulse train, 0 for none [default: the model's tick, else 1ms].")
 @click.option("--phase-gap", type=FRACTION, default="2%", show_default=True,
               help="Widest phase gap (of the pulse period) an MF step may leave unmet.")
-@click.option("--max-pulses", type=int, default=20_000, show_default=True,
-              help="At most this many pulses per MF step.")
+@click.option("--max-pulses", type=int, default=None,
+              help="At most this many pulses per MF step [default: 20000, or --pulses "
+                   "if more].")
 @click.option("--no-confirm", is_flag=True, help="Skip the confirmation steps.")
 @click.option("--full-steps", is_flag=True,
               help="Run every pulse of every step (the whole missed-fraction and load "
