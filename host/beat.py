@@ -20,8 +20,7 @@ import math
 
 import numpy as np
 
-__all__ = ["max_phase_gap", "cover_ticks", "step_pulses", "choose_jitter", "target_tick",
-           "DEFAULT_TICK_S"]
+__all__ = ["max_phase_gap", "cover_ticks", "step_pulses", "target_tick", "DEFAULT_TICK_S"]
 
 
 def max_phase_gap(ratio, k):
@@ -102,20 +101,3 @@ def target_tick(tick_s, target, model, tick_hz):
     if target == "model":
         return int((model or {}).get("tick_period", 0) or 0)
     return round(DEFAULT_TICK_S * tick_hz)
-
-
-def choose_jitter(period, tick_period, base, gap, max_pulses, jitters):
-    """The stimulus jitter among ``jitters`` whose step covers every phase in the fewest
-    pulses: ``(jitter, pulses, ticks)`` as :func:`step_pulses` (the smallest jitter on
-    a tie, so without a tick the first of ``jitters``).
-
-    The jitter's mean (half of it) lengthens the mean period and so moves the beat: a
-    tick of exactly 166¼ periods meets the train at four phases only, one of 166.1
-    periods at every one within 61 ticks."""
-    best = None
-    for j in jitters:
-        n, k = step_pulses(period, tick_period, base, gap, max_pulses, j)
-        key = (k is None, n)
-        if best is None or key < best[0]:
-            best = (key, (j, n, k))
-    return best[1]

@@ -29,7 +29,7 @@ from ..errors import LinkError, UsageError
 from ..protocol import Reg
 from ..units import format_hz
 from .analysis import missed_mask
-from .beat import choose_jitter, target_tick
+from .beat import step_pulses, target_tick
 from .measure import run_capture
 from .rig import POLL_S, register_max
 from .run import CaptureRun, now, rig_meta
@@ -245,12 +245,10 @@ class _Sweeper:
         st = self.st
         T = self.period(f)
         J = self.jitter_ticks(T)
-        # Enough pulses for the target's tick to meet every phase of the train, with an
-        # automatic jitter of up to twice its value (at most 1 % of the period) that
-        # does so soonest (rtrig.host.beat; docs/sweep.md, "Pulses per step").
+        # Enough pulses for the target's tick to meet every phase of the train
+        # (rtrig.host.beat; docs/sweep.md, "Pulses per step").
         max_n = st.step_cap if self.on_chip else max(st.n_pulses, _FIFO_RECORDS)
-        js = [J] if self.stim_jitter_ticks[0] == "abs" else range(J, max(J, min(2 * J, T // 100)) + 1)
-        J, n, cover = choose_jitter(T, self.target_tick, st.n_pulses, st.phase_gap, max_n, js)
+        n, cover = step_pulses(T, self.target_tick, st.n_pulses, st.phase_gap, max_n, J)
         settings = CaptureSettings(
             freq=self.tick_hz / T, count=n, jitter=J / self.tick_hz, channels=(channel,),
             target=st.target, model=st.model, preset=st.preset, load=st.load,

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from rtrig.host.beat import choose_jitter, cover_ticks, max_phase_gap, step_pulses, target_tick
+from rtrig.host.beat import cover_ticks, max_phase_gap, step_pulses, target_tick
 from rtrig.host.search import search_threshold
 
 TICK_HZ = 100_000_000
@@ -46,16 +46,6 @@ def test_step_pulses():
     assert step_pulses(1000, 10_000, 200, 0.02, 5_000) == (5_000, None)       # locked
     # a step never sends fewer than the base pulses
     assert step_pulses(30_000, TICK, 200, 0.4, 20_000) == (200, 3)
-
-
-def test_choose_jitter_unlocks_the_beat():
-    # 166.7 kHz against a 1 ms tick: with the automatic 3-tick jitter the mean period is
-    # 601.5 ticks, 1 ms is 166.25 of them and the tick meets the train at four phases
-    assert step_pulses(600, TICK, 200, 0.02, 20_000, 3) == (20_000, None)
-    j, n, k = choose_jitter(600, TICK, 200, 0.02, 20_000, range(3, 7))
-    assert j != 3 and k is not None and (n, k) == step_pulses(600, TICK, 200, 0.02, 20_000, j)
-    assert all(step_pulses(600, TICK, 200, 0.02, 20_000, i)[0] >= n for i in range(3, 7))
-    assert choose_jitter(600, 0, 200, 0.02, 20_000, range(3, 7)) == (3, 200, 0)
 
 
 def test_target_tick():
