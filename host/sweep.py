@@ -204,6 +204,7 @@ class _Sweeper:
         self.hb_window = None
         self.stim_jitter_ticks = self._auto_jitter()
         self.target_tick = target_tick(st.tick, st.target, st.model, self.tick_hz)
+        self.missed_at = {}         # (channel, period) → the last step there missed
         self.on_chip = self._has_statistics()
 
     def _has_statistics(self):
@@ -249,6 +250,8 @@ class _Sweeper:
         # (rtrig.host.beat; docs/sweep.md, "Pulses per step").
         max_n = st.step_cap if self.on_chip else max(st.n_pulses, _FIFO_RECORDS)
         n, cover = step_pulses(T, self.target_tick, st.n_pulses, st.phase_gap, max_n, J)
+        if phase == "confirm" and self.missed_at.get((channel, T)):
+            n = max(n, max_n)       # a miss seen here: look for one again, up to the cap
         settings = CaptureSettings(
             freq=self.tick_hz / T, count=n, jitter=J / self.tick_hz, channels=(channel,),
             target=st.target, model=st.model, preset=st.preset, load=st.load,
@@ -282,6 +285,7 @@ class _Sweeper:
         step[f"{channel}_missed"] = frac
         ended = f" (ended after {issued} of {n} pulses)" if issued < n else ""
         self._record(step, f"{channel} {missed}/{got} missed{ended}")
+        self.missed_at[(channel, T)] = missed > 0 or got < issued
         if got < issued and missed == 0:
             # Lost records could have been misses: do not call the step clean.
             self.log(f"warning: {issued - got} of {issued} records lost at "
