@@ -111,3 +111,43 @@ def test_steps_covering_every_phase_confirm_the_threshold():
         assert t.confirmed is True, seed
         assert t.below_hz < 47_000 <= t.hz and t.hz / t.below_hz <= 1.005, seed
         assert [p for _, p in fake.calls][-2:] == ["confirm", "confirm"]
+
+
+def test_sweeper_steps_cover_the_tick_and_the_confirmation_looks_again(tmp_path, monkeypatch):
+    # A rig in statistics mode whose target misses above 47 kHz only once in every
+    # ~4000 pulses (a rare phase), at pulses drawn at random for every step: each MF
+    # step sends the pulses that cover the 1 ms tick (or --max-pulses when it cannot),
+    # and the confirmation at the frequency that missed sends up to --max-pulses.
+    import types
+
+    from rtrig.host import sweep as sweep_mod
+
+    rng = random.Random(7)
+    sent = []
+
+    def fake_count(self, settings, channel):
+        n = settings.count
+        sent.append((settings.freq, n))
+        first = rng.randrange(8000) if settings.freq >= 47_000 else None
+        if first is not None and first < n:
+            return first + 1, 1, 0, "ended early", first + 1
+        return n, 0, 0, "complete", n
+
+    monkeypatch.setattr(sweep_mod._Sweeper, "_count_misses", fake_count)
+    link = types.SimpleNamespace(crc_errors=0, lost_packets=0, bad_payloads=0, duplicates=0)
+    session = types.SimpleNamespace(tick_hz=TICK_HZ, sim=None, link=link,
+                                    has_statistics=lambda: True,
+                                    info={"version": 1, "build_hash": 0, "board": 0})
+    st = sweep_mod.SweepSettings(10_000, 400_000, target="soc", channels=("app",))
+    res = sweep_mod.run_sweep(session, st, tmp_path / "s.rtrig", log=lambda m: None)
+    mf = [s for s in res.steps if s["figure"] == "mf_app"]
+    assert len(mf) == len(sent)
+    for s, (_, n) in zip(mf, sent):
+        want, k = step_pulses(s["period_ticks"], TICK, 200, 0.02, 20_000, s["jitter_ticks"])
+        if s["phase"] == "confirm" and s is mf[-1]:
+            assert n == 20_000                      # the frequency that missed, again
+        else:
+            assert n == want and s["cover_ticks"] == k
+    t = res.figures["mf_app_hz"]
+    assert t.below_hz < 47_000 <= t.hz and t.confirmed is True
+    assert res.meta["sweep"]["tick_ticks"] == TICK and res.meta["sweep"]["max_pulses"] == 20_000
