@@ -250,7 +250,7 @@ class _Sweeper:
         # (rtrig.host.beat; docs/sweep.md, "Pulses per step").
         max_n = st.step_cap if self.on_chip else max(st.n_pulses, _FIFO_RECORDS)
         n, cover = step_pulses(T, self.target_tick, st.n_pulses, st.phase_gap, max_n, J)
-        if phase == "confirm" and self.missed_at.get((channel, T)):
+        if self.target_tick and phase == "confirm" and self.missed_at.get((channel, T)):
             n = max(n, max_n)       # a miss seen here: look for one again, up to the cap
         settings = CaptureSettings(
             freq=self.tick_hz / T, count=n, jitter=J / self.tick_hz, channels=(channel,),
