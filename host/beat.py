@@ -20,7 +20,8 @@ import math
 
 import numpy as np
 
-__all__ = ["max_phase_gap", "cover_ticks", "step_pulses", "target_tick", "DEFAULT_TICK_S"]
+__all__ = ["max_phase_gap", "cover_ticks", "step_pulses", "target_tick", "DEFAULT_TICK_S",
+           "CONFIRM_FACTOR"]
 
 
 def max_phase_gap(ratio, k):
@@ -86,6 +87,11 @@ def step_pulses(period, tick_period, base, gap, max_pulses, jitter=0):
         return max(base, max_pulses), None
     return max(base, n), k
 
+
+#: The confirmation at a frequency where a step missed looks for a miss again for up to
+#: this many times the pulse cap (``--max-pulses``); it ends at the first. Near MF the
+#: misses of a target with a tick are also rare in time (docs/sweep.md).
+CONFIRM_FACTOR = 5
 
 #: The tick assumed for a target whose tick is not given: the rt_test firmware's and
 #: most kernels' 1 ms.

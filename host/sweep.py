@@ -29,7 +29,7 @@ from ..errors import LinkError, UsageError
 from ..protocol import Reg
 from ..units import format_hz
 from .analysis import missed_mask
-from .beat import step_pulses, target_tick
+from .beat import CONFIRM_FACTOR, step_pulses, target_tick
 from .measure import run_capture
 from .rig import POLL_S, register_max
 from .run import CaptureRun, now, rig_meta
@@ -251,7 +251,8 @@ class _Sweeper:
         max_n = st.step_cap if self.on_chip else max(st.n_pulses, _FIFO_RECORDS)
         n, cover = step_pulses(T, self.target_tick, st.n_pulses, st.phase_gap, max_n, J)
         if self.target_tick and phase == "confirm" and self.missed_at.get((channel, T)):
-            n = max(n, max_n)       # a miss seen here: look for one again, up to the cap
+            # A miss was seen here: look for one again, for up to CONFIRM_FACTOR caps.
+            n = max(n, min(CONFIRM_FACTOR * max_n, register_max(Reg.STIM_COUNT)))
         settings = CaptureSettings(
             freq=self.tick_hz / T, count=n, jitter=J / self.tick_hz, channels=(channel,),
             target=st.target, model=st.model, preset=st.preset, load=st.load,
