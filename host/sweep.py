@@ -29,6 +29,7 @@ from ..errors import LinkError, UsageError
 from ..protocol import Reg
 from ..units import format_hz
 from .analysis import missed_mask
+from .beat import CONFIRM_FACTOR, step_pulses, target_tick
 from .measure import run_capture
 from .rig import POLL_S, register_max
 from .run import CaptureRun, now, rig_meta
@@ -89,6 +90,9 @@ class SweepSettings:
     channels: tuple = ("isr", "app")
     min_heartbeats: int = 2000
     early_end: bool = True
+    tick: float | None = None
+    phase_gap: float = 0.02
+    max_pulses: int | None = None
 
     def validate(self, tick_hz=None, step=1):
         """Check the settings (raises UsageError); returns ``self``. With the rig's
@@ -114,6 +118,14 @@ class SweepSettings:
         if self.pulses is not None and self.pulses > register_max(Reg.STIM_COUNT):
             raise UsageError(f"--pulses {self.pulses} is more than the rig counts: at most "
                              f"{register_max(Reg.STIM_COUNT)} (register STIM_COUNT)")
+        if self.tick is not None and not (self.tick >= 0 and math.isfinite(self.tick)):
+            raise UsageError("--tick must be a finite duration of 0 (no tick) or more")
+        if not 0 < self.phase_gap < 0.5:
+            raise UsageError(f"phase gap must be between 0 and 50 %, got {self.phase_gap:g}")
+        if not self.n_pulses <= self.step_cap <= register_max(Reg.STIM_COUNT):
+            raise UsageError(f"--max-pulses must be between the pulses per step "
+                             f"({self.n_pulses}) and {register_max(Reg.STIM_COUNT)}, "
+                             f"got {self.max_pulses}")
         if self.stim_jitter is not None and not (self.stim_jitter >= 0 and
                                                  math.isfinite(self.stim_jitter)):
             raise UsageError("stimulus jitter must be a finite duration of 0 or more")
@@ -139,6 +151,12 @@ class SweepSettings:
     @property
     def n_pulses(self):
         return self.pulses if self.pulses is not None else default_pulses()
+
+    @property
+    def step_cap(self):
+        """Most pulses an MF step sends (``max_pulses``; None: 20000, or ``pulses`` if
+        more)."""
+        return self.max_pulses if self.max_pulses is not None else max(20_000, self.n_pulses)
 
 
 # --- measurements on a rig ---------------------------------------------------------
@@ -185,6 +203,8 @@ class _Sweeper:
         self.unloaded_rate = None
         self.hb_window = None
         self.stim_jitter_ticks = self._auto_jitter()
+        self.target_tick = target_tick(st.tick, st.target, st.model, self.tick_hz)
+        self.missed_at = {}         # (channel, period) → the last step there missed
         self.on_chip = self._has_statistics()
 
     def _has_statistics(self):
@@ -226,7 +246,13 @@ class _Sweeper:
         st = self.st
         T = self.period(f)
         J = self.jitter_ticks(T)
-        n = st.n_pulses
+        # Enough pulses for the target's tick to meet every phase of the train
+        # (rtrig.host.beat; docs/sweep.md, "Pulses per step").
+        max_n = st.step_cap if self.on_chip else max(st.n_pulses, _FIFO_RECORDS)
+        n, cover = step_pulses(T, self.target_tick, st.n_pulses, st.phase_gap, max_n, J)
+        if self.target_tick and phase == "confirm" and self.missed_at.get((channel, T)):
+            # A miss was seen here: look for one again, for up to CONFIRM_FACTOR caps.
+            n = max(n, min(CONFIRM_FACTOR * max_n, register_max(Reg.STIM_COUNT)))
         settings = CaptureSettings(
             freq=self.tick_hz / T, count=n, jitter=J / self.tick_hz, channels=(channel,),
             target=st.target, model=st.model, preset=st.preset, load=st.load,
@@ -255,10 +281,12 @@ class _Sweeper:
                 "overflow": overflow,
                 "mode": "statistics" if self.on_chip else "records",
                 "status": status, "pulses_saved": n - issued, "link": step_link,
+                "cover_ticks": cover,
                 "wall_s": round(time.monotonic() - t0, 3)}
         step[f"{channel}_missed"] = frac
         ended = f" (ended after {issued} of {n} pulses)" if issued < n else ""
         self._record(step, f"{channel} {missed}/{got} missed{ended}")
+        self.missed_at[(channel, T)] = missed > 0 or got < issued
         if got < issued and missed == 0:
             # Lost records could have been misses: do not call the step clean.
             self.log(f"warning: {issued - got} of {issued} records lost at "
@@ -422,7 +450,9 @@ def run_sweep(session, settings, path, log=None):
                   "sf_threshold": st.sf_threshold, "confirm": st.confirm,
                   "early_end": st.early_end, "stim_jitter_s": st.stim_jitter,
                   "channels": list(st.channels),
-                  "stim_jitter": list(sw.stim_jitter_ticks)},
+                  "stim_jitter": list(sw.stim_jitter_ticks),
+                  "tick_ticks": sw.target_tick, "phase_gap": st.phase_gap,
+                  "max_pulses": st.step_cap},
         "start_time": now(),
     }
     figures = {name: None for name in FIGURES}

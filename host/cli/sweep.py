@@ -60,13 +60,21 @@ def print_table(res):
               help="Geometric bracketing step.")
 @click.option("--stim-jitter", type=DURATION, default=None,
               help="Extra random delay per period [default: automatic].")
+@click.option("--tick", type=DURATION, default=None,
+              help="The target's tick period; MF steps run until it has met every phase "
+                   "of the pulse train, 0 for none [default: the model's tick, else 1ms].")
+@click.option("--phase-gap", type=FRACTION, default="2%", show_default=True,
+              help="Widest phase gap (of the pulse period) an MF step may leave unmet.")
+@click.option("--max-pulses", type=int, default=None,
+              help="At most this many pulses per MF step [default: 20000, or --pulses "
+                   "if more].")
 @click.option("--no-confirm", is_flag=True, help="Skip the confirmation steps.")
 @click.option("--full-steps", is_flag=True,
               help="Run every pulse of every step (the whole missed-fraction and load "
                    "curve) instead of ending a step once its verdict is known.")
 def sweep(obj, target, model_text, preset, load, channels, output, as_json, quiet, firmware,
           console, f_from, f_to, sf_threshold, pulses, resolution, factor, stim_jitter,
-          no_confirm, full_steps):
+          tick, phase_gap, max_pulses, no_confirm, full_steps):
     """Find MF-ISR, MF-APP and (with --load) SF between --from and --to.
 
     Brackets each figure in geometric steps, bisects to --resolution and confirms
@@ -79,7 +87,8 @@ def sweep(obj, target, model_text, preset, load, channels, output, as_json, quie
         f_from=f_from, f_to=f_to, target=target, model=target_model(target, preset, model_text),
         preset=preset, load=load, sf_threshold=sf_threshold, resolution=resolution,
         pulses=pulses, factor=factor, stim_jitter=stim_jitter, confirm=not no_confirm,
-        channels=chans, early_end=not full_steps).validate()
+        channels=chans, early_end=not full_steps, tick=tick, phase_gap=phase_gap,
+        max_pulses=max_pulses).validate()
     path = output or default_path("sweep")
     log = (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
     with obj.rig() as rig:

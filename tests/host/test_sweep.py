@@ -115,6 +115,9 @@ def test_default_pulses_detects_one_percent():
     (["--from", "0", "--to", "10k"], "positive"),
     (["--from", "10k", "--to", "20k", "--preset", "nope"], "unknown preset"),
     (["--from", "10k", "--to", "20k", "--sf-threshold", "2"], "sf-threshold"),
+    (["--from", "10k", "--to", "20k", "--tick", "-1ms"], "--tick"),
+    (["--from", "10k", "--to", "20k", "--max-pulses", "100"], "--max-pulses"),
+    (["--from", "10k", "--to", "20k", "--phase-gap", "60%"], "phase gap"),
 ])
 def test_cli_rejects_bad_input(args, text, capsys):
     with pytest.raises(SystemExit) as e:
@@ -230,8 +233,10 @@ def test_sweep_matches_reference(rig, name, tmp_path):
     ref = {"mf_isr_hz": reference_mf(p, "isr", load) if "isr" in channels else None,
            "mf_app_hz": reference_mf(p, "app", load) if "app" in channels else None,
            "sf_hz": sf(p, 0.01, pulses=PULSES) if load else None}
+    # tick=0: every MF step sends exactly PULSES, the count the reference is for (with
+    # the model's tick a step would run until the tick met every phase, test_beat.py)
     st = SweepSettings(f1, f2, target="model", model=asdict(p), load=load, pulses=PULSES,
-                       channels=channels, confirm=name == "isr_app")
+                       channels=channels, confirm=name == "isr_app", tick=0)
     res = run_sweep(rig, st, tmp_path / "sweep.rtrig", log=lambda m: None)
     for fig, want in ref.items():
         got = res.value(fig)
