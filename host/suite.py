@@ -59,8 +59,11 @@ _PAIR_PARTS = ("isr0", "isr1", "both")
 STIM_FIXED_CYCLES = 6
 _PART_OFFSET = {"isr": STIM_FIXED_CYCLES, "ist": 0, "isr0": STIM_FIXED_CYCLES,
                 "isr1": STIM_FIXED_CYCLES, "both": STIM_FIXED_CYCLES}
-#: The interrupt tests' pulse rate: an iteration (two 10 µs ISRs, a tick) fits in it.
+#: The interrupt tests' pulse rate (an iteration, two 20 µs ISRs and a tick, fits in
+#: a period) and jitter: each period is longer by 0 … IRQ_JITTER_S, so the pulses meet
+#: the target's tick at every phase (a fixed 100 µs would lock to a 1 ms tick).
 IRQ_FREQ = 10_000
+IRQ_JITTER_S = 10e-6
 #: One iteration as the rig saw it: MARKER0 rise (ticks), MARKER0 rise → MARKER1 rise
 #: (ticks), and whether MARKER1 never rose (``interval`` then 0).
 ITERATION_DTYPE = np.dtype([("start", "<u8"), ("interval", "<u8"), ("missed", "?")])
@@ -286,10 +289,12 @@ def iteration_figures(its, tick_hz, counts=None, cycle_ticks=None, offset_cycles
 
 
 def _start_pulses(rig, name, iterations, target, load):
-    """The pulses of interrupt test ``name``: one per iteration at :data:`IRQ_FREQ`,
-    STIM1 at the test's offset, with the STIM and marker-falling edges recorded."""
+    """The pulses of interrupt test ``name``: one per iteration at :data:`IRQ_FREQ`
+    with :data:`IRQ_JITTER_S`, STIM1 at the test's offset, with the STIM and
+    marker-falling edges recorded."""
     offset = IRQ_TESTS[name]
     s = CaptureSettings(freq=IRQ_FREQ, count=iterations, target=target, load=load,
+                        jitter=IRQ_JITTER_S,
                         stim1_offset=None if offset is None else offset * 1e-9)
     regs = s.ticks(rig.tick_hz, rig.stim_step)
     rig.configure_stimulus(regs, (), EDGE_EN=_IRQ_EDGE_EN)

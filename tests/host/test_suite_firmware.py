@@ -120,29 +120,33 @@ def test_thread_switch_time_does_not_grow_with_thread_count(tmp_path):
 
 
 #: What a higher-priority ISR may lose by preempting another ISR instead of a thread
-#: (docs/suite.md, "Interrupt tests": measured 0 to -0.5 µs; bounded by 1 µs).
+#: (docs/suite.md, "Truth tests": measured none; bounded by 1 µs).
 NESTING_COST_NS = 1000
+#: The longest masked section a pulse can meet while the idle thread runs: the tick
+#: handler's kernel part, 283 cycles at most (docs/kernel.md, masked sections).
+TICK_MASKED_NS = 5660
 NESTED = ("isr_to_ist", "irq_simultaneous") + tuple(f"irq_nested_{o}ns" for o in
                                                    NESTED_OFFSETS_NS)
 
 
 def _nesting_bound(t):
-    """The high-priority line's own latency bound: its latency alone (isr_to_ist) or
-    first of two (irq_simultaneous), the maximum of either, plus the nesting cost."""
-    return max(t["isr_to_ist.isr"]["max_ns"], t["irq_simultaneous.isr1"]["max_ns"]) \
-        + NESTING_COST_NS
+    """The high-priority line's own latency bound: its typical latency alone
+    (isr_to_ist) or first of two (irq_simultaneous), the larger, plus the longest
+    masked section it can meet, plus the nesting cost."""
+    typical = max(t["isr_to_ist.isr"]["p50_ns"], t["irq_simultaneous.isr1"]["p50_ns"])
+    return typical + TICK_MASKED_NS + NESTING_COST_NS
 
 
 def test_a_higher_priority_interrupt_preempts_a_running_isr(tmp_path):
-    # STIM1 (line 1, higher priority) arrives 1.5 … 7.5 µs into line 0's 10 µs ISR: its
-    # ISR runs within its own bound at every offset. Without nesting
+    # STIM1 (line 1, higher priority) arrives 1.5 … 7.5 µs after STIM0, into line 0's
+    # 20 µs ISR: its ISR runs within its own bound at every offset. Without nesting
     # (K_CONFIG_NESTING=0) it waits for line 0's ISR to end at the later offsets.
     t = _run_image("suite.bin", NESTED, 20, tmp_path)
     bound = _nesting_bound(t)
     for o in NESTED_OFFSETS_NS:
         assert t[f"irq_nested_{o}ns.isr1"]["max_ns"] <= bound, (o, bound, t)
-        # line 0's ISR was running: the pair is serviced in about two ISR lengths
-        assert t[f"irq_nested_{o}ns.both"]["min_ns"] >= 2 * 10_000, (o, t)
+        # both served: line 1's 20 µs ISR began after its pulse at the offset
+        assert t[f"irq_nested_{o}ns.both"]["min_ns"] >= o + 20_000, (o, t)
     t = _run_image("suite_nest0.bin", NESTED, 20, tmp_path)
     late = [t[f"irq_nested_{o}ns.isr1"]["max_ns"] for o in NESTED_OFFSETS_NS]
     assert max(late) > _nesting_bound(t) + 5000, (late, t)

@@ -62,9 +62,10 @@ __attribute__((aligned(4), used)) volatile const struct suite_config suite_confi
 #define SYSINTR_IST 2u /* isr_to_ist: the ISR wakes the IST */
 #define SYSINTR_IRQ 3u /* the pair tests: the last iteration wakes the controller */
 
-/* The pair tests: each ISR is busy this long (10 µs at 50 MHz), longer than the
- * largest STIM1 offset (7.5 µs), so the second pulse arrives while the first ISR runs. */
-#define IRQ_BUSY_CYCLES 500u
+/* The pair tests: each ISR is busy this long (20 µs at 50 MHz), well beyond the
+ * largest STIM1 offset (7.5 µs), so the second pulse arrives while the first ISR runs
+ * and an ISR that cannot preempt it waits long enough to tell. */
+#define IRQ_BUSY_CYCLES 1000u
 
 /*
  * Test threads come from one pool: each takes its thread object, then its stack, in a
@@ -93,7 +94,9 @@ volatile uint32_t suite_load_sink;
 static struct k_event go_event;
 static struct k_thread ctl_thread, load_thread;
 static uint64_t ctl_stack[768u / 8u];
-static uint64_t load_stack[512u / 8u];
+/* LOAD is the thread the pair tests interrupt when loaded: the tick and both stimulus
+ * lines nest on its stack (three trap frames and their handlers). */
+static uint64_t load_stack[1024u / 8u];
 
 static struct k_thread *workers[SW_MAX];
 static uint8_t pool[SW_MAX * SW_PIECE] __attribute__((aligned(LINE)));
