@@ -96,9 +96,9 @@ def scaling_figure(figures):
 
 
 def nested_figure(figures):
-    """Both ISRs' latencies and the time until both are serviced (the maximum over the
-    iterations) against STIM1's offset after STIM0, with the higher-priority line
-    second (it preempts) and first."""
+    """Both ISRs' latencies and the time until both are serviced (the median, a
+    whisker up to the maximum) against STIM1's offset after STIM0, with the
+    higher-priority line second (it preempts) and first."""
     data = []
     orders = (("", "high-priority line second"), ("_high_first", "high-priority line first"))
     for o, (suffix, label) in enumerate(orders):
@@ -119,16 +119,22 @@ def nested_figure(figures):
         if len(points) < 2:
             continue
         for i, part in enumerate(("isr0", "isr1", "both")):
-            ys = [figures.get(f"{t}.{part}", {}).get("max_ns") for _, t in points]
+            rows = [figures.get(f"{t}.{part}", {}) for _, t in points]
+            p50 = [r.get("p50_ns") for r in rows]
+            top = [r.get("max_ns") for r in rows]
             data.append({"type": "scatter", "x": [p[0] for p in points],
-                         "y": [None if y is None else y / 1000 for y in ys],
-                         "name": f"{part} max, {label}", "mode": "lines+markers",
+                         "y": [None if y is None else y / 1000 for y in p50],
+                         "error_y": {"type": "data", "symmetric": False, "arrayminus": [0] * len(rows),
+                                     "array": [0 if a is None or b is None else (b - a) / 1000
+                                               for a, b in zip(p50, top, strict=True)],
+                                     "thickness": 1, "width": 4},
+                         "name": f"{part}, {label}", "mode": "lines+markers",
                          "line": {"color": PALETTE[i], "dash": "solid" if o == 0 else "dot"}})
     if not data:
         return None
     lay = _layout(420, "Nested interrupts: latency against STIM1's offset")
     lay["xaxis"] = {**_AXIS, "title": {"text": "STIM1 after STIM0, ns"}}
-    lay["yaxis"] = {**_AXIS, "title": {"text": "µs (max over the iterations)"},
+    lay["yaxis"] = {**_AXIS, "title": {"text": "µs (p50, whisker to the max)"},
                     "rangemode": "tozero"}
     return {"data": data, "layout": lay}
 

@@ -81,12 +81,14 @@ def test_nested_plot_has_both_orders_against_the_offset():
                 continue
             test = "irq_simultaneous" if off == 0 else f"irq_nested_{off}ns{suffix}"
             for k, part in enumerate(("isr0", "isr1", "both")):
-                figures[f"{test}.{part}"] = {"max_ns": 1000.0 * (k + 1) + off}
+                figures[f"{test}.{part}"] = {"p50_ns": 1000.0 * (k + 1) + off,
+                                             "max_ns": 1000.0 * (k + 1) + 2 * off}
     fig = nested_figure(figures)
     names = [d["name"] for d in fig["data"]]
-    assert len(names) == 6 and "isr1 max, high-priority line second" in names
+    assert len(names) == 6 and "isr1, high-priority line second" in names
     second = fig["data"][1]                     # isr1, high-priority line second
     assert second["x"] == [0, 1500, 3000] and second["y"] == [2.0, 3.5, 5.0]
+    assert second["error_y"]["array"] == [0.0, 1.5, 3.0]    # up to the max
     first = fig["data"][4]                      # isr1, high-priority line first
     assert first["x"] == [1500, 3000] and first["y"] == [3.5, 5.0]
     assert nested_figure({"yield": {"max_ns": 1.0}}) is None
