@@ -112,9 +112,11 @@ class RigAPI:
 
     def sweep(self, f_from, f_to, *, target=None, preset=None, model=None, load=False,
               channels=("isr", "app"), pulses=None, resolution=0.005, confirm=True,
-              path=None, log=None):
+              tick=None, max_pulses=None, path=None, log=None):
         """Find MF-ISR, MF-APP (and with ``load`` SF) between ``f_from`` and ``f_to``;
-        returns the sweep result (``.value("mf_isr_hz")``, ``.path``, ``.to_json()``)."""
+        returns the sweep result (``.value("mf_isr_hz")``, ``.path``, ``.to_json()``).
+        ``tick``: the target's tick in seconds (0: none; None: the model's, else 1 ms),
+        which MF steps cover in every phase (docs/sweep.md); ``max_pulses``: their cap."""
         from .sweep import SweepSettings, run_sweep
         target = target or self.target
         from .settings import parse_channels
@@ -123,7 +125,8 @@ class RigAPI:
         settings = SweepSettings(
             f_from=_hz(f_from, "f_from"), f_to=_hz(f_to, "f_to"), target=target,
             model=params, preset=preset, load=load, pulses=pulses, resolution=resolution,
-            confirm=confirm, channels=tuple(channels)).validate()
+            confirm=confirm, channels=tuple(channels), tick=tick,
+            max_pulses=max_pulses).validate()
         settings.validate(self.session.tick_hz, self.session.stim_step)
         return run_sweep(self.session, settings, self._path(path, "sweep"),
                          log=log or (lambda msg: None))
