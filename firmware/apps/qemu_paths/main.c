@@ -8,38 +8,14 @@
  * software) QP_PULSES times, once APP waits again, then exits. The labels
  * qp_isr_out and qp_app_out mark the instructions that raise the two outputs.
  */
-#include "board.h"
-#include "board_pins.h"
-#include "kernel.h"
+/* A global label qp_<name> in front of each output's store. */
+#define RT_PATH_LABEL(name) __asm__ volatile(".globl qp_" #name "\nqp_" #name ":" ::: "memory")
+#include "rt_paths.h"
 
-#define QP_PULSES    64u
-#define SYSINTR_STIM 1u
-
-static struct k_event stim_event;
+#define QP_PULSES 64u
 static struct k_thread app_thread, drv_thread;
 static uint64_t app_stack[512u / 8u];
 static uint64_t drv_stack[512u / 8u];
-
-static uint32_t stim_isr(void *arg)
-{
-    (void)arg;
-    __asm__ volatile(".globl qp_isr_out\nqp_isr_out:" ::: "memory");
-    rig_out_set(RIG_ISR_OUT);
-    board_stim_ack();
-    rig_out_clear(RIG_ISR_OUT);
-    return SYSINTR_STIM;
-}
-
-static void app_entry(void *arg)
-{
-    (void)arg;
-    for (;;) {
-        (void)k_event_wait(&stim_event, K_FOREVER);
-        __asm__ volatile(".globl qp_app_out\nqp_app_out:" ::: "memory");
-        rig_out_set(RIG_APP_OUT);
-        rig_out_clear(RIG_APP_OUT);
-    }
-}
 
 static void drv_entry(void *arg)
 {

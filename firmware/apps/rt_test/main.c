@@ -7,12 +7,9 @@
  * LOAD      integer work at APP_TEST's priority, toggling HEARTBEAT every unit
  *           of work, while the LOAD_EN input is high.
  */
-#include "board.h"
-#include "board_pins.h"
-#include "kernel.h"
+#include "rt_paths.h"
 
-#define APP_PRIO     0u
-#define SYSINTR_STIM 1u
+#define APP_PRIO 0u
 
 /* Iterations of the integer kernel per heartbeat toggle. */
 #ifndef RT_LOAD_UNIT
@@ -27,7 +24,6 @@
 #define RT_LOAD_YIELD 1
 #endif
 
-static struct k_event stim_event;
 static struct k_thread app_thread, load_thread;
 /*
  * Room for the thread (~64 bytes when it blocks) and for the interrupt frames stacked
@@ -42,25 +38,6 @@ static struct k_thread app_thread, load_thread;
 static uint64_t app_stack[RT_STACK_BYTES / 8u];
 static uint64_t load_stack[RT_STACK_BYTES / 8u];
 volatile uint32_t rt_load_sink;
-
-static uint32_t stim_isr(void *arg)
-{
-    (void)arg;
-    rig_out_set(RIG_ISR_OUT);
-    board_stim_ack();
-    rig_out_clear(RIG_ISR_OUT);
-    return SYSINTR_STIM;
-}
-
-static void app_entry(void *arg)
-{
-    (void)arg;
-    for (;;) {
-        (void)k_event_wait(&stim_event, K_FOREVER);
-        rig_out_set(RIG_APP_OUT);
-        rig_out_clear(RIG_APP_OUT);
-    }
-}
 
 static void load_entry(void *arg)
 {

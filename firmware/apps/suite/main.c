@@ -77,11 +77,11 @@ __attribute__((aligned(4), used)) volatile const struct suite_config suite_confi
  * frames, one 128-byte trap frame and the handler's frames; the stack check in the
  * tick and switch paths guards it.
  */
-#define SW_MAX     128u
-#define LINE       32u
-#define SW_PIECE   352u
-#define OBJ_BYTES  ((sizeof(struct k_thread) + 7u) & ~7u)
-#define SW_STACK   (SW_PIECE - OBJ_BYTES)
+#define SW_MAX    128u
+#define LINE      32u
+#define SW_PIECE  352u
+#define OBJ_BYTES ((sizeof(struct k_thread) + 7u) & ~7u)
+#define SW_STACK  (SW_PIECE - OBJ_BYTES)
 #define BIG_STACK 1024u
 
 #ifndef RT_LOAD_UNIT
@@ -141,8 +141,8 @@ static K_COLD void spawn(k_entry_fn fn, unsigned prio, size_t stack)
     struct k_thread *t = (struct k_thread *)(void *)(pool + pool_used);
     /* The piece may have been an earlier test's stack: a fresh object (K_STATE_DEAD). */
     *t = (struct k_thread){0};
-    int rc = k_thread_create(t, "t", fn, (void *)(uintptr_t)n_workers,
-                             pool + pool_used + OBJ_BYTES, stack, prio, 0);
+    int rc = k_thread_create(t, "t", fn, (void *)(uintptr_t)n_workers, pool + pool_used + OBJ_BYTES,
+                             stack, prio, 0);
     K_ASSERT(rc == K_OK);
     (void)rc;
     workers[n_workers++] = t;
@@ -606,9 +606,15 @@ static K_COLD void irq_restore(void)
     board_stim_priorities(1u, 2u);
     board_stim_attach(go_isr, NULL);
 }
-#define IRQ_TEST(name, setup, run) {name, run, setup, irq_restore}
+#define IRQ_TEST(name, setup, run)                                                                 \
+    {                                                                                              \
+        name, run, setup, irq_restore                                                              \
+    }
 #else
-#define IRQ_TEST(name, setup, run) {name, NULL, NULL, NULL}
+#define IRQ_TEST(name, setup, run)                                                                 \
+    {                                                                                              \
+        name, NULL, NULL, NULL                                                                     \
+    }
 #endif
 
 /* ---- the table ----------------------------------------------------------------------- */
@@ -619,6 +625,14 @@ struct suite_test {
     void (*setup)(void); /* before MARKER2 rises (interrupt tests: ISRs attached) */
     void (*restore)(void);
 };
+
+/* irq_nested_<offset>ns<suffix> for the five offsets (rtrig_suite.h, 14..23). */
+#define NESTED_TESTS(suffix, setup)                                                                \
+    IRQ_TEST("irq_nested_1500ns" suffix, setup, test_pair),                                        \
+        IRQ_TEST("irq_nested_3000ns" suffix, setup, test_pair),                                    \
+        IRQ_TEST("irq_nested_4500ns" suffix, setup, test_pair),                                    \
+        IRQ_TEST("irq_nested_6000ns" suffix, setup, test_pair),                                    \
+        IRQ_TEST("irq_nested_7500ns" suffix, setup, test_pair)
 
 static const struct suite_test tests[RTRIG_SUITE_TESTS] = {
     {"event_wake", test_event_wake, NULL, NULL},
@@ -635,16 +649,8 @@ static const struct suite_test tests[RTRIG_SUITE_TESTS] = {
     {"priority_inversion_no_pi", test_priority_inversion_no_pi, NULL, NULL},
     IRQ_TEST("isr_to_ist", setup_isr_to_ist, test_isr_to_ist),
     IRQ_TEST("irq_simultaneous", setup_high_second, test_pair),
-    IRQ_TEST("irq_nested_1500ns", setup_high_second, test_pair),
-    IRQ_TEST("irq_nested_3000ns", setup_high_second, test_pair),
-    IRQ_TEST("irq_nested_4500ns", setup_high_second, test_pair),
-    IRQ_TEST("irq_nested_6000ns", setup_high_second, test_pair),
-    IRQ_TEST("irq_nested_7500ns", setup_high_second, test_pair),
-    IRQ_TEST("irq_nested_1500ns_high_first", setup_high_first, test_pair),
-    IRQ_TEST("irq_nested_3000ns_high_first", setup_high_first, test_pair),
-    IRQ_TEST("irq_nested_4500ns_high_first", setup_high_first, test_pair),
-    IRQ_TEST("irq_nested_6000ns_high_first", setup_high_first, test_pair),
-    IRQ_TEST("irq_nested_7500ns_high_first", setup_high_first, test_pair),
+    NESTED_TESTS("", setup_high_second),
+    NESTED_TESTS("_high_first", setup_high_first),
 };
 
 /* ---- TRACE words as console text (boards without a trace port) -------------------- */

@@ -71,7 +71,7 @@ enum rtrig_suite_test {
     /* Interrupt tests: driven by the rig's pulses (docs/suite.md, "Interrupt tests"). */
     RTRIG_SUITE_ISR_TO_IST = 12,
     RTRIG_SUITE_IRQ_SIMULTANEOUS = 13,
-    RTRIG_SUITE_IRQ_NESTED_1500NS = 14, /* ... 7500 ns in 1500 ns steps: 14..18 */
+    RTRIG_SUITE_IRQ_NESTED_1500NS = 14,            /* ... 7500 ns in 1500 ns steps: 14..18 */
     RTRIG_SUITE_IRQ_NESTED_1500NS_HIGH_FIRST = 19, /* ... 19..23 */
     RTRIG_SUITE_TESTS = 24,
     RTRIG_SUITE_FIRST_IRQ_TEST = RTRIG_SUITE_ISR_TO_IST
