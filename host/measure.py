@@ -136,6 +136,7 @@ def _collect(rig, records, regs, raw_events, bar):
     last_check = 0.0
     stim_done_at = None
     quiet_since = None
+    edges_off = False
     while True:
         got = link.poll(wait=0.05)
         t = time.monotonic()
@@ -158,6 +159,13 @@ def _collect(rig, records, regs, raw_events, bar):
         # quiet (the twin may run slower than real time, so "quiet" is judged after the
         # counts agree).
         if rig.time() <= stim_done_at + regs["timeout"] + DRAIN_TICKS:
+            continue
+        if raw_events and not edges_off:
+            # A target that keeps toggling its markers (a tick traced on them) would
+            # never let the event count settle: the run's raw events end with its
+            # last window.
+            link.write(Reg.EDGE_EN, 0)
+            edges_off = True
             continue
         if records.drained(raw_events):
             if quiet_since is not None and t - quiet_since > _QUIET_S:

@@ -43,6 +43,11 @@
     li t0, SOC_GPIO_BASE;                                                                          \
     li t1, SOC_OUT_MARKER0;                                                                        \
     sw t1, 4(t0);
+#if RT_TRACE == 2
+/* The switch's windows: MARKER0 low while the trap runs with interrupts open. */
+#define TRACE_ASM_TRAP_UNMASK TRACE_ASM_TRAP_EXIT
+#define TRACE_ASM_TRAP_MASK   TRACE_ASM_TRAP_ENTER
+#endif
 #endif
 
 #if RT_TRACE != 0 && !defined(__ASSEMBLER__)

@@ -67,9 +67,7 @@ K_COLD void arch_thread_init(struct k_thread *t, void *stack, size_t size)
     f[0] = (uint32_t)(uintptr_t)k_thread_entry;
     /* mret lands in machine mode with interrupts enabled. */
     f[2] = MSTATUS_MPP_M | MSTATUS_MPIE;
-    uint32_t gp;
-    __asm__ volatile("mv %0, gp" : "=r"(gp));
-    f[3] = gp;
+    /* gp and tp are not in the switched frame (trap.S): gp is the same for all. */
     t->arch.sp = f;
 }
 
@@ -156,7 +154,8 @@ K_COLD void arch_timer_start(void)
     set_compare_after_last(cycles_per_tick);
 }
 
-void arch_timer_set_idle(uint32_t ticks)
+/* K_WARM, as the kernel's idle exit: only idles longer than one tick come here. */
+K_WARM void arch_timer_set_idle(uint32_t ticks)
 {
     /* One tick: the periodic compare is already at the next boundary. */
     if (ticks <= 1u)
@@ -170,7 +169,7 @@ void arch_timer_set_idle(uint32_t ticks)
     set_compare_after_last(ticks * cycles_per_tick);
 }
 
-uint32_t arch_timer_idle_exit(void)
+K_WARM uint32_t arch_timer_idle_exit(void)
 {
     if (idle_ticks == 0)
         return 0;

@@ -15,13 +15,16 @@ void riscv_board_set_mtimecmp(uint32_t hi, uint32_t lo);
 void riscv_board_set_mtimecmp_lo(uint32_t lo);
 /*
  * Machine external interrupt, called from trap.S with interrupts masked: run the
- * source's ISR through k_isr_run. Keep it direct: it is the interrupt latency.
+ * source's ISR (k_isr_call) and return its interrupt id, which trap.S signals with
+ * interrupts open (K_SYSINTR_NOP: nothing to signal; a handler may also signal
+ * itself through k_isr_run and return K_SYSINTR_NOP). Keep it direct: it is the
+ * interrupt latency.
  * With K_CONFIG_NESTING, once the line cannot re-enter (the interrupt block's
  * threshold raised to its priority), open interrupts with riscv_nest_open(MIE_MTIE)
  * (the tick does not preempt a device interrupt) and close them with
  * riscv_nest_close before returning.
  */
-void riscv_board_ext_irq(void);
+uint32_t riscv_board_ext_irq(void);
 /* The kernel side of the port called by trap.S (arch_riscv32.c). */
 void riscv_timer_irq(void);
 

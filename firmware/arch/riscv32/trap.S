@@ -23,9 +23,44 @@
 #define FRAME 128
 
 /*
+ * The switch's windows (K_CONFIG_NESTING): interrupts open, the timer off. t0 and t1
+ * are free where they are used, and nothing in a window changes t1 (a trap taken
+ * there gives it back). Without nesting the switch runs masked throughout.
+ */
+#if K_CONFIG_NESTING
+#define SWITCH_OPEN                                                                                \
+    TRACE_ASM_TRAP_UNMASK                                                                          \
+    li      t1, 0x80;               /* mie.MTIE, still in t1 at SWITCH_CLOSE */                    \
+    csrc    mie, t1;                                                                               \
+    csrsi   mstatus, 8;
+#define SWITCH_CLOSE                                                                               \
+    csrci   mstatus, 8;                                                                            \
+    csrs    mie, t1;                                                                               \
+    TRACE_ASM_TRAP_MASK
+#else
+#define SWITCH_OPEN
+#define SWITCH_CLOSE
+#endif
+
+/* The callee-saved part of the frame (s0..s11). */
+#define SAVE_CALLEE                                                                                \
+    sw      x8, 32(sp);                                                                            \
+    sw      x9, 36(sp);                                                                            \
+    sw      x18, 72(sp);                                                                           \
+    sw      x19, 76(sp);                                                                           \
+    sw      x20, 80(sp);                                                                           \
+    sw      x21, 84(sp);                                                                           \
+    sw      x22, 88(sp);                                                                           \
+    sw      x23, 92(sp);                                                                           \
+    sw      x24, 96(sp);                                                                           \
+    sw      x25, 100(sp);                                                                          \
+    sw      x26, 104(sp);                                                                          \
+    sw      x27, 108(sp);
+
+/*
  * The port's interrupt state, in one cache line: the entry only stores, the exit
  * loads (a load at entry could wait for a D-cache refill before the ISR).
- *   riscv_isr_depth       1 while a handler runs (arch_in_isr)
+ *   riscv_isr_depth       not 0 while a handler runs (arch_in_isr)
  *   riscv_switch_pending  set by arch_switch_pend in a handler
  *   riscv_nest_depth      handlers that opened interrupts (riscv_nest_open/close)
  */
@@ -63,23 +98,24 @@ riscv_trap_entry:
     sw      x29, 116(sp)
     sw      x30, 120(sp)
     sw      x31, 124(sp)
-    li      t1, 1
-    sw      t1, riscv_isr_depth, t2 /* arch_in_isr() while the handler runs */
+    sw      sp, riscv_isr_depth, t2 /* not 0: arch_in_isr() while the handler runs */
     andi    t0, t0, 0x1F
     li      t1, 11                  /* machine external interrupt */
     bne     t0, t1, .Lnot_ext
-    call    riscv_board_ext_irq
+    call    riscv_board_ext_irq     /* a0: an interrupt id whose IST to wake, or 0 */
     j       .Lint_done
 .Lnot_ext:
     li      t1, 7                   /* machine timer interrupt */
     bne     t0, t1, .Lfatal
     call    riscv_timer_irq
+    li      a0, 0
 .Lint_done:
 #if K_CONFIG_NESTING
     /* Taken inside a handler that opened interrupts: return to it, no switch. */
     lw      t0, riscv_nest_depth
-    bnez    t0, .Lreturn
+    bnez    t0, .Lnested
 #endif
+    bnez    a0, .Lwake
     sw      zero, riscv_isr_depth, t0
     lw      t0, riscv_switch_pending
     bnez    t0, .Lswitch
@@ -104,6 +140,14 @@ riscv_trap_entry:
     addi    sp, sp, FRAME
     mret
 
+#if K_CONFIG_NESTING
+.Lnested:
+    /* Inside a handler that opened: its IST is woken here, masked like the handler. */
+    beqz    a0, .Lreturn
+    call    k_isr_signal
+    j       .Lreturn
+#endif
+
 .Lexception:
     li      t1, 11                  /* ecall from machine mode */
     bne     t0, t1, .Lfatal
@@ -115,42 +159,64 @@ riscv_trap_entry:
      */
     csrr    t0, mepc
     addi    t0, t0, 4 + 1           /* resume after the ecall; bit 0: ecall frame */
+    li      a0, 0                   /* no IST to wake */
     j       .Lsave
 
-.Lswitch:
-    /* Complete the outgoing frame, make the scheduler's choice, load its frame. */
+.Lswitch:                           /* a0 is 0 here */
+.Lwake:
+    /*
+     * Complete the outgoing frame, make the scheduler's choice, load its frame. From
+     * .Lint_done with a0 an interrupt id: first wake its IST (below).
+     */
     csrr    t0, mepc
 .Lsave:
     sw      t0, 0(sp)
-    sw      zero, riscv_switch_pending, t0
-    sw      x3, 12(sp)
-    sw      x4, 16(sp)
-    sw      x8, 32(sp)
-    sw      x9, 36(sp)
-    sw      x18, 72(sp)
-    sw      x19, 76(sp)
-    sw      x20, 80(sp)
-    sw      x21, 84(sp)
-    sw      x22, 88(sp)
-    sw      x23, 92(sp)
-    sw      x24, 96(sp)
-    sw      x25, 100(sp)
-    sw      x26, 104(sp)
-    sw      x27, 108(sp)
     csrr    t0, mstatus             /* MPIE: the thread's own interrupt mask */
     sw      t0, 8(sp)
+    /*
+     * With mepc and mstatus in the frame, the register saves and loads run with
+     * interrupts open (SWITCH_OPEN .. SWITCH_CLOSE): only the choice (the stack
+     * pointer swap around k_sched_switch_hook) and the CSR writes before mret are
+     * masked. An interrupt taken in a window is an outermost trap (riscv_nest_depth
+     * is 0): it stacks its frame below this one and may switch away itself, saving
+     * this code as the thread's context; the thread resumes here later and goes on,
+     * and the choice below is made afresh. The timer stays off in the windows
+     * (mie.MTIE), so at most one device interrupt stacks on a switch frame. gp and
+     * tp are not switched: gp is the same for every thread and the kernel keeps no
+     * thread-local storage.
+     */
+    SWITCH_OPEN
+    SAVE_CALLEE
+    beqz    a0, .Lsaved
+    /*
+     * The ISR returned an interrupt id: its IST is woken here, in the window
+     * (k_isr_signal masks only around the kernel's lists), with the callee-saved
+     * registers already stored for the switch the wake-up usually asks for.
+     * riscv_isr_depth is still set, so that switch is pended; without one the
+     * handler's C code has kept the callee-saved registers and the trap returns. A
+     * trap nested in the window clears riscv_isr_depth as it leaves; the wake-up
+     * may then switch with an ecall of its own, from this code as the thread's
+     * context, which is as correct and only slower.
+     */
+    call    k_isr_signal
+    sw      zero, riscv_isr_depth, t0
+    li      t1, 0x80
+    lw      t0, riscv_switch_pending
+    bnez    t0, .Lsaved
+    SWITCH_CLOSE
+    lw      t0, 0(sp)               /* a trap nested in the window changed both CSRs */
+    csrw    mepc, t0
+    lw      t0, 8(sp)
+    csrw    mstatus, t0
+    j       .Lreturn
+.Lsaved:
+    SWITCH_CLOSE
+    sw      zero, riscv_switch_pending, t0
     lw      a0, k_current
     sw      sp, 0(a0)               /* struct k_thread starts with arch.sp */
     call    k_sched_switch_hook     /* returns the incoming thread */
     lw      sp, 0(a0)
-    lw      t0, 0(sp)
-    andi    t1, t0, 1               /* 1: the incoming thread left with an ecall */
-    xor     t0, t0, t1
-    csrw    mepc, t0
-    lw      t0, 8(sp)
-    csrw    mstatus, t0
-    lw      x3, 12(sp)
-    lw      x4, 16(sp)
+    SWITCH_OPEN
     lw      x8, 32(sp)
     lw      x9, 36(sp)
     lw      x18, 72(sp)
@@ -163,8 +229,43 @@ riscv_trap_entry:
     lw      x25, 100(sp)
     lw      x26, 104(sp)
     lw      x27, 108(sp)
-    beqz    t1, .Lreturn
-    TRACE_ASM_TRAP_EXIT             /* an ecall frame: no caller-saved registers to load */
+    lw      t2, 0(sp)
+    andi    t2, t2, 1               /* 1: the incoming thread left with an ecall */
+    bnez    t2, .Lload_ecall
+    lw      x1, 4(sp)
+    lw      x7, 28(sp)
+    lw      x10, 40(sp)
+    lw      x11, 44(sp)
+    lw      x12, 48(sp)
+    lw      x13, 52(sp)
+    lw      x14, 56(sp)
+    lw      x15, 60(sp)
+    lw      x16, 64(sp)
+    lw      x17, 68(sp)
+    lw      x28, 112(sp)
+    lw      x29, 116(sp)
+    lw      x30, 120(sp)
+    lw      x31, 124(sp)
+    SWITCH_CLOSE
+    lw      t0, 0(sp)
+    csrw    mepc, t0
+    lw      t0, 8(sp)
+    csrw    mstatus, t0
+    TRACE_ASM_TRAP_EXIT
+    lw      x5, 20(sp)
+    lw      x6, 24(sp)
+    addi    sp, sp, FRAME
+    mret
+
+.Lload_ecall:
+    /* An ecall frame: its caller-saved registers were declared clobbered. */
+    SWITCH_CLOSE
+    lw      t0, 0(sp)
+    addi    t0, t0, -1              /* clear the ecall mark */
+    csrw    mepc, t0
+    lw      t0, 8(sp)
+    csrw    mstatus, t0
+    TRACE_ASM_TRAP_EXIT
     addi    sp, sp, FRAME
     mret
 

@@ -262,19 +262,21 @@ K_WARM static void ext_irq_claim(void)
         line0_report();
 }
 
-void riscv_board_ext_irq(void)
+uint32_t riscv_board_ext_irq(void)
 {
     /*
      * Line 0 alone (rt_test): ENABLE is set only with its ISR (board_stim_attach), so
      * call it without reading CLAIM, which would cost a bus read before ISR_OUT; and
-     * run it masked, since nothing could preempt it.
+     * run it masked, since nothing could preempt it. Its IST is woken by the port,
+     * with interrupts open.
      */
     k_isr_fn isr = line_isr[0];
     if (line_isr[1] == NULL && isr != NULL) {
         TRACE_DISPATCH();
-        k_isr_run(isr, line_arg[0]);
+        uint32_t id = k_isr_call(isr, line_arg[0]);
         line0_report();
-        return;
+        return id;
     }
     ext_irq_claim();
+    return K_SYSINTR_NOP;
 }

@@ -74,5 +74,12 @@
 #ifndef TRACE_ASM_TRAP_EXIT
 #define TRACE_ASM_TRAP_EXIT
 #endif
+/* A nesting port's switch opens interrupts in a trap (UNMASK) and closes them (MASK). */
+#ifndef TRACE_ASM_TRAP_UNMASK
+#define TRACE_ASM_TRAP_UNMASK
+#endif
+#ifndef TRACE_ASM_TRAP_MASK
+#define TRACE_ASM_TRAP_MASK
+#endif
 
 #endif /* K_TRACE_H */

@@ -219,17 +219,25 @@ int k_irq_attach(uint32_t sysintr, struct k_event *ist_event);
 void k_isr_signal(uint32_t sysintr);
 
 /*
- * Called by a board's vector: runs isr with trace hooks and signals its IST.
- * Inline so the vector calls the ISR itself: one call less before the ISR's
- * first instruction.
+ * Called by a board's vector: runs isr with trace hooks and returns its interrupt
+ * id, for a port that wakes the IST later itself (with k_isr_signal; the riscv32
+ * port does it with interrupts open). Inline so the vector calls the ISR itself:
+ * one call less before the ISR's first instruction.
  */
-static K_INLINE void k_isr_run(k_isr_fn isr, void *arg)
+static K_INLINE uint32_t k_isr_call(k_isr_fn isr, void *arg)
 {
     TRACE_ISR_ENTER();
     uint32_t id = isr(arg);
+    TRACE_ISR_EXIT();
+    return id;
+}
+
+/* k_isr_call, then the IST's wake-up at once. */
+static K_INLINE void k_isr_run(k_isr_fn isr, void *arg)
+{
+    uint32_t id = k_isr_call(isr, arg);
     if (id != K_SYSINTR_NOP)
         k_isr_signal(id);
-    TRACE_ISR_EXIT();
 }
 bool k_in_isr(void);
 
