@@ -208,7 +208,7 @@ static void timeout_add(struct k_thread *t, uint32_t deadline)
 }
 
 /* The first timeout due by tick count now, unlinked from the list; NULL if none. */
-static K_INLINE struct k_thread *timeout_pop_due(uint32_t now)
+static __attribute__((noinline)) struct k_thread *timeout_pop_due(uint32_t now)
 {
     if (k_list_empty(&timeouts))
         return NULL;

@@ -195,21 +195,36 @@ def _merge(iv):
     return out
 
 
-def masked(cap, near=30):
+def masked(cap, near=30, window=50):
+    """Print :func:`masked_kinds` as a Markdown table: count, median, 99th
+    percentile and maximum of each kind."""
+    kinds = masked_kinds(cap, near, window)
+    print("| section | count | median | p99 | max | max µs |\n"
+          "| --- | --- | --- | --- | --- | --- |")
+    for kind in sorted(kinds, key=lambda k: -np.median(kinds[k])):
+        v = np.array(kinds[kind])
+        print(f"| {kind} | {len(v)} | {np.median(v):.0f} | {np.percentile(v, 99):.0f} | "
+              f"{v.max():.0f} | {v.max() / SOC_HZ * 1e6:.2f} |")
+
+
+def masked_kinds(cap, near=30, window=50):
     """Every stretch with interrupts off, for a build with nested interrupts
     (RT_TRACE=2 and K_CONFIG_NESTING=1): MARKER0 is high while a trap runs masked
-    (entry until its handler opens interrupts, closing again until mret), MARKER1
-    while code running with interrupts open holds the mask (a thread, a handler that
-    opened, the idle thread outside its wait). Their union is the time with
-    interrupts off; each stretch is named from its edges and its neighbours
-    (``near`` SoC cycles)."""
+    (entry until its handler opens interrupts or its switch opens a window, closing
+    again until mret), MARKER1 while code running with interrupts open holds the mask
+    (a thread, a handler that opened, the IST wake-up in the switch's window, the
+    idle thread outside its wait). Their union is the time with interrupts off; each
+    stretch is named from its edges and its neighbours (``near`` SoC cycles; a
+    switch window lasts up to ``window``). Returns {kind: [SoC cycles of each
+    stretch]}."""
     e, pc = _edges(cap)
-    m0r, m0f = (set(int(x) for x in v) for v in e[Input.MARKER0])
+    m0r, m0f = e[Input.MARKER0]
+    m1r = set(int(x) for x in e[Input.MARKER1][0])
     m2r, m2f = (e[Input.MARKER2] if Input.MARKER2 in e
                 else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
     isr_r = e[Input.ISR_OUT][0]
-    pieces = _merge(list(_intervals(*e[Input.MARKER0])) + list(_intervals(*e[Input.MARKER1])))
-    near_t = near * pc
+    pieces = _merge(list(_intervals(m0r, m0f)) + list(_intervals(*e[Input.MARKER1])))
+    near_t, win_t = near * pc, window * pc
 
     def close(times, lo, hi):
         i = np.searchsorted(times, lo, side="left")
@@ -217,19 +232,27 @@ def masked(cap, near=30):
 
     wait = _intervals(m2r, m2f) if len(m2r) else np.zeros((0, 2), np.int64)
     kinds = defaultdict(list)
-    tick_part = "tick handler: kernel part (k_tick_announce_from_isr, masked)"
+    tick_part = "tick handler: kernel part (k_tick_announce_from_isr, one wake-up each)"
     prev = None                        # (end, kind) of the last stretch
     for a, b in pieces:
         in_wait = _inside(wait, a) is not None   # the idle thread waits: a handler runs
         after_lock = prev is not None and prev[1] == tick_part and a - prev[0] <= near_t
-        if close(isr_r, a, b - 1):
-            kind = "stimulus trap, masked from entry to mret (ISR, IST wake, switch to APP)"
-        elif a in m0r and after_lock:
+        window_before = close(m0f, a - win_t, a - 1)     # a switch window just closed
+        window_after = close(m0r, b + 1, b + win_t)      # and another follows
+        if a in m1r and close(isr_r, a - 12 * near_t, a):
+            kind = "IST wake-up in the switch's window (k_event_set)"
+        elif close(isr_r, a, b - 1):
+            kind = "stimulus trap: entry, ISR, self-timing, until its switch window opens"
+        elif a not in m1r and window_before and window_after:
+            kind = "switch to a preempted thread: the choice and its callee-saved registers"
+        elif a not in m1r and window_before:
+            kind = "switch: the choice (k_sched_switch_hook), loading the frame, mret"
+        elif a not in m1r and after_lock:
             kind = "tick trap: handler closes until mret"
-        elif a in m0r and in_wait:
+        elif a not in m1r and in_wait:
             kind = "tick trap taken from idle: entry until its handler opens (save, re-arm)"
-        elif a in m0r:
-            kind = "trap: ecall (a thread asks for a switch), or a tick taken from a thread"
+        elif a not in m1r:
+            kind = "trap entry until the switch window opens (ecall), or a tick from a thread"
         elif in_wait:
             kind = tick_part
         elif close(m2f, a - near_t, a):
@@ -240,11 +263,7 @@ def masked(cap, near=30):
             kind = "thread: masked section (k_sleep_ms, k_event_wait before the ecall)"
         kinds[kind].append((b - a) / pc)
         prev = (b, kind)
-    print("| section | count | median | max | max µs |\n| --- | --- | --- | --- | --- |")
-    for kind in sorted(kinds, key=lambda k: -max(kinds[k])):
-        v = np.array(kinds[kind])
-        print(f"| {kind} | {len(v)} | {np.median(v):.0f} | {v.max():.0f} | "
-              f"{v.max() / SOC_HZ * 1e6:.2f} |")
+    return dict(kinds)
 
 
 def tick(cap):

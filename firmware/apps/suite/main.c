@@ -725,7 +725,7 @@ static K_COLD void ctl_entry(void *arg)
         run_once();
         board_puts("suite: run ");
         board_put_u32(run);
-        board_puts(" done; switch_128 head-room ");
+        board_puts(" done; head-room ");
         board_put_u32(sw_least_unused);
         board_putc('\n');
 #if !SUITE_HAS_STIM

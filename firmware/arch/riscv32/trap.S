@@ -23,19 +23,27 @@
 #define FRAME 128
 
 /*
- * The switch's windows (K_CONFIG_NESTING): interrupts open, the timer off. t0 and t1
- * are free where they are used, and nothing in a window changes t1 (a trap taken
- * there gives it back). Without nesting the switch runs masked throughout.
+ * The switch's windows (K_CONFIG_NESTING): interrupts open, the timer off, and
+ * riscv_nest_depth set, so a trap taken in a window is a nested one: it wakes its
+ * IST masked and returns without switching (riscv_switch_pending tells this code,
+ * which looks at it after every window), and nothing more can stack on it: at most
+ * one device interrupt's frame sits on a switch frame. Closing clears both depths
+ * (the trap taken in the window leaves riscv_isr_depth set). t0 and t1 are free
+ * where they are used, and nothing in a window changes t1. Without nesting the
+ * switch runs masked throughout.
  */
 #if K_CONFIG_NESTING
 #define SWITCH_OPEN                                                                                \
     TRACE_ASM_TRAP_UNMASK                                                                          \
     li      t1, 0x80;               /* mie.MTIE, still in t1 at SWITCH_CLOSE */                    \
     csrc    mie, t1;                                                                               \
+    sw      t1, riscv_nest_depth, t0;                                                              \
     csrsi   mstatus, 8;
 #define SWITCH_CLOSE                                                                               \
     csrci   mstatus, 8;                                                                            \
     csrs    mie, t1;                                                                               \
+    sw      zero, riscv_nest_depth, t0;                                                            \
+    sw      zero, riscv_isr_depth, t0;                                                             \
     TRACE_ASM_TRAP_MASK
 #else
 #define SWITCH_OPEN
@@ -174,16 +182,9 @@ riscv_trap_entry:
     csrr    t0, mstatus             /* MPIE: the thread's own interrupt mask */
     sw      t0, 8(sp)
     /*
-     * With mepc and mstatus in the frame, the register saves and loads run with
-     * interrupts open (SWITCH_OPEN .. SWITCH_CLOSE): only the choice (the stack
-     * pointer swap around k_sched_switch_hook) and the CSR writes before mret are
-     * masked. An interrupt taken in a window is an outermost trap (riscv_nest_depth
-     * is 0): it stacks its frame below this one and may switch away itself, saving
-     * this code as the thread's context; the thread resumes here later and goes on,
-     * and the choice below is made afresh. The timer stays off in the windows
-     * (mie.MTIE), so at most one device interrupt stacks on a switch frame. gp and
-     * tp are not switched: gp is the same for every thread and the kernel keeps no
-     * thread-local storage.
+     * With mepc and mstatus in the frame, the callee-saved registers are stored with
+     * interrupts open (SWITCH_OPEN .. SWITCH_CLOSE). gp and tp are not switched: gp
+     * is the same for every thread and the kernel keeps no thread-local storage.
      */
     SWITCH_OPEN
     SAVE_CALLEE
@@ -192,31 +193,27 @@ riscv_trap_entry:
      * The ISR returned an interrupt id: its IST is woken here, in the window
      * (k_isr_signal masks only around the kernel's lists), with the callee-saved
      * registers already stored for the switch the wake-up usually asks for.
-     * riscv_isr_depth is still set, so that switch is pended; without one the
-     * handler's C code has kept the callee-saved registers and the trap returns. A
-     * trap nested in the window clears riscv_isr_depth as it leaves; the wake-up
-     * may then switch with an ecall of its own, from this code as the thread's
-     * context, which is as correct and only slower.
+     * riscv_isr_depth is still set, so that switch is pended; without one, the
+     * handler's C code has kept the callee-saved registers and the trap returns.
      */
     call    k_isr_signal
-    sw      zero, riscv_isr_depth, t0
     li      t1, 0x80
     lw      t0, riscv_switch_pending
     bnez    t0, .Lsaved
     SWITCH_CLOSE
-    lw      t0, 0(sp)               /* a trap nested in the window changed both CSRs */
+    lw      t0, 0(sp)               /* a trap taken in the window changed both CSRs */
     csrw    mepc, t0
     lw      t0, 8(sp)
     csrw    mstatus, t0
     j       .Lreturn
 .Lsaved:
     SWITCH_CLOSE
+.Lchoose:
     sw      zero, riscv_switch_pending, t0
     lw      a0, k_current
     sw      sp, 0(a0)               /* struct k_thread starts with arch.sp */
     call    k_sched_switch_hook     /* returns the incoming thread */
     lw      sp, 0(a0)
-    SWITCH_OPEN
     lw      x8, 32(sp)
     lw      x9, 36(sp)
     lw      x18, 72(sp)
@@ -229,9 +226,15 @@ riscv_trap_entry:
     lw      x25, 100(sp)
     lw      x26, 104(sp)
     lw      x27, 108(sp)
-    lw      t2, 0(sp)
-    andi    t2, t2, 1               /* 1: the incoming thread left with an ecall */
-    bnez    t2, .Lload_ecall
+    lw      t0, 0(sp)
+    andi    t1, t0, 1               /* 1: the incoming thread left with an ecall */
+    bnez    t1, .Lload_ecall
+    /*
+     * A thread that an interrupt preempted: its caller-saved registers are loaded in
+     * a window. A trap taken there may ask for another switch; the frame at sp is
+     * still whole, so the choice is simply made again.
+     */
+    SWITCH_OPEN
     lw      x1, 4(sp)
     lw      x7, 28(sp)
     lw      x10, 40(sp)
@@ -247,6 +250,8 @@ riscv_trap_entry:
     lw      x30, 120(sp)
     lw      x31, 124(sp)
     SWITCH_CLOSE
+    lw      t0, riscv_switch_pending
+    bnez    t0, .Lchoose
     lw      t0, 0(sp)
     csrw    mepc, t0
     lw      t0, 8(sp)
@@ -259,9 +264,7 @@ riscv_trap_entry:
 
 .Lload_ecall:
     /* An ecall frame: its caller-saved registers were declared clobbered. */
-    SWITCH_CLOSE
-    lw      t0, 0(sp)
-    addi    t0, t0, -1              /* clear the ecall mark */
+    xor     t0, t0, t1              /* clear the ecall mark */
     csrw    mepc, t0
     lw      t0, 8(sp)
     csrw    mstatus, t0
