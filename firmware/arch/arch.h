@@ -47,6 +47,10 @@ void arch_start(void);
 
 /* True while running an interrupt or exception handler. */
 bool arch_in_isr(void);
+/* The same, where the kernel asserts it on a masked path: a port may make it a load. */
+#ifndef ARCH_IN_ISR
+#define ARCH_IN_ISR() arch_in_isr()
+#endif
 
 /*
  * Called with interrupts masked by the idle thread: wait for any interrupt. A

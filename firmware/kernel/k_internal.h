@@ -63,7 +63,7 @@ void k_waitq_init(struct k_waitq *q);
 /* Wake the first waiter of q with result; returns it or NULL. */
 struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result);
 /* The same, then reschedule if one was woken (the IST hand-off's single call). */
-struct k_thread *k_waitq_wake_one_resched(struct k_waitq *q, int result);
+struct k_thread *k_waitq_wake_one_resched(struct k_waitq *q, int result, arch_irq_key_t key);
 static inline struct k_thread *k_waitq_first(const struct k_waitq *q)
 {
     return k_list_empty(&q->head) ? NULL : K_CONTAINER_OF(q->head.next, struct k_thread, link);

@@ -312,22 +312,39 @@ K_WARM struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
 }
 
 /*
- * The IST hand-off (an auto-reset event set by an ISR): wake the first waiter and
- * decide, in one call. The decision is one comparison (ready_insert), and the
- * switch at the trap's end reuses it.
+ * The IST hand-off (an auto-reset event set by an ISR, a semaphore given): wake the
+ * first waiter and decide, in two masked steps. First the waiter leaves its wait
+ * queue and the timeout list (K_STATE_WAKING: on no list, so no other wake-up,
+ * timeout or priority change can move it meanwhile), then the mask opens once and
+ * it is made ready with the scheduler's decision (one comparison in ready_insert;
+ * the switch at the trap's end reuses it). Called masked with the caller's key
+ * (0: an outer lock is held, and both steps are one section, as before); returns
+ * masked.
  */
-struct k_thread *k_waitq_wake_one_resched(struct k_waitq *q, int result)
+struct k_thread *k_waitq_wake_one_resched(struct k_waitq *q, int result, arch_irq_key_t key)
 {
-    struct k_thread *t = wake_one(q, result);
-    if (t != NULL)
-        resched();
+    struct k_thread *t = k_waitq_first(q);
+    if (t == NULL)
+        return NULL;
+    k_list_unlink(&t->link); /* make_ready links it into the ready queue */
+    t->waitq = NULL;
+    if (!k_list_empty(&t->tlink))
+        k_list_remove(&t->tlink);
+    else
+        ARCH_COST(1); /* same cost either way on the host's cycle model */
+    t->state = K_STATE_WAKING;
+    arch_irq_unlock(key);
+    (void)arch_irq_lock();
+    t->wake_result = result;
+    make_ready(t);
+    resched();
     return t;
 }
 
 int k_sched_block(struct k_waitq *q, uint32_t timeout_ms, arch_irq_key_t key)
 {
     struct k_thread *t = k_current;
-    K_ASSERT(!arch_in_isr());
+    K_ASSERT(!ARCH_IN_ISR());
     ready_remove(t);
     t->wake_result = K_TIMEOUT;
     if (q != NULL) {

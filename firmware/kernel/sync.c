@@ -10,7 +10,7 @@ K_COLD void k_event_init(struct k_event *ev, bool manual_reset, bool initially_s
     ev->signaled = initially_signaled;
 }
 
-static K_INLINE void event_set_locked(struct k_event *ev)
+static K_INLINE void event_set_locked(struct k_event *ev, arch_irq_key_t key)
 {
     if (ev->manual_reset) {
         ev->signaled = true;
@@ -18,7 +18,7 @@ static K_INLINE void event_set_locked(struct k_event *ev)
         while (k_waitq_wake_one(&ev->waiters, K_OK) != NULL)
             ;
         k_sched_resched();
-    } else if (k_waitq_wake_one_resched(&ev->waiters, K_OK) == NULL) {
+    } else if (k_waitq_wake_one_resched(&ev->waiters, K_OK, key) == NULL) {
         ev->signaled = true; /* no waiter: the next wait returns at once */
     }
 }
@@ -26,7 +26,7 @@ static K_INLINE void event_set_locked(struct k_event *ev)
 void k_event_set(struct k_event *ev)
 {
     arch_irq_key_t key = arch_irq_lock();
-    event_set_locked(ev);
+    event_set_locked(ev, key);
     arch_irq_unlock(key);
 }
 
@@ -82,10 +82,10 @@ K_COLD void k_sem_init(struct k_sem *s, uint32_t initial, uint32_t max)
     s->count = initial > s->max ? s->max : initial;
 }
 
-static int sem_give_locked(struct k_sem *s)
+static int sem_give_locked(struct k_sem *s, arch_irq_key_t key)
 {
     /* A waiter takes the unit directly, so a higher-priority thread cannot steal it. */
-    if (k_waitq_wake_one_resched(&s->waiters, K_OK) != NULL)
+    if (k_waitq_wake_one_resched(&s->waiters, K_OK, key) != NULL)
         return K_OK;
     if (s->count >= s->max)
         return K_EOVERFLOW;
@@ -96,7 +96,7 @@ static int sem_give_locked(struct k_sem *s)
 int k_sem_give(struct k_sem *s)
 {
     arch_irq_key_t key = arch_irq_lock();
-    int r = sem_give_locked(s);
+    int r = sem_give_locked(s, key);
     arch_irq_unlock(key);
     return r;
 }
@@ -104,7 +104,7 @@ int k_sem_give(struct k_sem *s)
 int k_sem_give_from_isr(struct k_sem *s)
 {
     arch_irq_key_t key = arch_irq_lock();
-    int r = sem_give_locked(s);
+    int r = sem_give_locked(s, key);
     arch_irq_unlock(key);
     return r;
 }

@@ -52,3 +52,24 @@ def test_no_masked_stretch_spans_a_whole_trap(tmp_path):
     assert all(med[k] < 120 for k in switch), med
     # The typical stretch of any kind stays under 3 µs (150 SoC cycles).
     assert max(med.values()) < 150, med
+
+
+RT_TEST = ROOT / "firmware" / "build" / "rtrig-soc" / "rt_test.bin"
+
+
+def test_an_overload_leaves_the_target_answering(tmp_path):
+    # Far above MF-ISR the stimulus keeps the CPU busy for longer than a tick: the
+    # interrupts taken in the switch's windows and in the tick's open section must not
+    # stack up (they did, until LOAD's stack overflowed into the kernel's data), and
+    # the target must answer every pulse again once the rate is sane.
+    over = CaptureSettings(freq=355_000, count=3000, target="soc", channels=("isr",),
+                           jitter=1e-6)
+    sane = CaptureSettings(freq=5_000, count=100, target="soc", channels=("isr", "app"))
+    with open_rig(sim=True, soc=True, firmware=str(RT_TEST)) as rig:
+        first = run_capture(rig, over, tmp_path / "over.rtrig", progress=False)
+        assert 0 < first.summary["isr"]["answered"] < 3000, "not an overload"
+        res = run_capture(rig, sane, tmp_path / "sane.rtrig", progress=False)
+        console = rig.sim.console.read_text(errors="replace")
+    assert "PANIC" not in console, console
+    cap = load(res.path)
+    assert (cap.channel("isr")["flags"] == 0).all() and (cap.channel("app")["flags"] == 0).all()

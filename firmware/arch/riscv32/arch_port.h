@@ -20,6 +20,10 @@ typedef uint32_t arch_irq_key_t;
 
 #define MSTATUS_MIE 0x8u
 
+/* trap.S: not 0 while a handler runs (arch_in_isr), read inline on masked paths. */
+extern volatile uint32_t riscv_isr_depth;
+#define ARCH_IN_ISR() (riscv_isr_depth != 0)
+
 static inline __attribute__((always_inline)) arch_irq_key_t arch_irq_lock(void)
 {
     uint32_t old;

@@ -136,9 +136,14 @@ void riscv_timer_irq(void)
         tick_last_add(cycles_per_tick);
     }
     set_compare_after_last(cycles_per_tick);
-    /* Re-armed: the timer cannot re-enter before the next tick. A device interrupt may
-     * preempt the kernel's part (which masks around its own data). */
-    struct riscv_nest nest = riscv_nest_open(0);
+    /*
+     * Re-armed. A device interrupt may preempt the kernel's part (which masks around
+     * its own data); the timer stays off until it is done: under a stimulus that keeps
+     * the CPU busy, the kernel's part can take longer than a tick, and the next tick
+     * must then wait for it instead of stacking on it (each one would, until the stack
+     * overflowed: seen at 355 kHz on rtrig-soc).
+     */
+    struct riscv_nest nest = riscv_nest_open(RISCV_MIE_MTIE);
     k_tick_announce_from_isr(n);
     riscv_nest_close(nest);
 }

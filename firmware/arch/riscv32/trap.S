@@ -47,7 +47,7 @@
     TRACE_ASM_TRAP_MASK
 #else
 #define SWITCH_OPEN
-#define SWITCH_CLOSE
+#define SWITCH_CLOSE sw zero, riscv_isr_depth, t0;
 #endif
 
 /* The callee-saved part of the frame (s0..s11). */

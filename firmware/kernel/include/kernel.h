@@ -67,6 +67,7 @@ enum k_thread_state {
     K_STATE_READY,    /* in the ready queue; the running thread is also READY */
     K_STATE_BLOCKED,  /* in a wait queue, maybe also in the timeout list */
     K_STATE_SLEEPING, /* only in the timeout list */
+    K_STATE_WAKING,   /* taken off its wait queue, about to be made ready: on no list */
 };
 
 typedef void (*k_entry_fn)(void *arg);
