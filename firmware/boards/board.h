@@ -26,8 +26,15 @@ void board_halt(uint32_t code, uint32_t detail) K_NORETURN;
 
 /* The stimulus interrupt (rig STIM0): isr runs through k_isr_run on each rising edge. */
 void board_stim_attach(k_isr_fn isr, void *arg);
-/* Acknowledge the stimulus edge; call from the ISR. */
+/*
+ * Acknowledge the stimulus edge; call from the ISR. A board whose acknowledgement is
+ * one store may define it inline in its board_pins.h (BOARD_STIM_ACK_INLINE): the ISR
+ * then makes no call and needs no stack frame.
+ */
+#include "board_pins.h"
+#ifndef BOARD_STIM_ACK_INLINE
 void board_stim_ack(void);
+#endif
 
 /* Boards with a second stimulus line (rig STIM1, by default of higher priority than
  * STIM0; board_stim_priorities sets each line's priority, 1..3, higher preempts). */

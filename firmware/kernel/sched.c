@@ -70,19 +70,7 @@ static K_INLINE void ready_insert(struct k_thread *t, bool at_head)
     ARCH_COST(2);
 }
 
-static K_INLINE void ready_remove(struct k_thread *t)
-{
-    unsigned p = t->prio;
-    k_list_remove(&t->link);
-    if (k_list_empty(&ready_lists[p])) {
-        ready_words[p >> 5] &= ~(1u << (p & 31u));
-        if (ready_words[p >> 5] == 0)
-            ready_summary &= ~(1u << (p >> 5));
-    }
-    /* Nothing left ready (a thread going to sleep on an idle system): no search. */
-    sched_next = ready_summary == 0 ? &idle_thread : NULL;
-    ARCH_COST(2);
-}
+static K_INLINE void ready_remove(struct k_thread *t);
 
 #if K_CONFIG_SCHED_LINEAR
 /*
@@ -91,7 +79,7 @@ static K_INLINE void ready_remove(struct k_thread *t)
  * threads does. It picks the same thread (the first of the highest priority) in time
  * that grows with the number of ready threads.
  */
-static struct k_thread *level_scan(struct k_list *l)
+static __attribute__((noinline)) struct k_thread *level_scan(struct k_list *l)
 {
     struct k_list *best = l->next;
     for (struct k_list *n = best->next; n != l; n = n->next)
@@ -103,6 +91,30 @@ static struct k_thread *level_scan(struct k_list *l)
 #else
 #define LEVEL_PICK(l) THREAD_OF((l)->next)
 #endif
+
+/*
+ * Removing the scheduler's choice from a level that still holds threads leaves the
+ * next of that level as the choice (the level stays the highest): no search, which
+ * keeps the switch that follows short (a thread blocking while a peer is ready).
+ * Removing any other thread leaves the choice as it was.
+ */
+static K_INLINE void ready_remove(struct k_thread *t)
+{
+    unsigned p = t->prio;
+    struct k_list *l = &ready_lists[p];
+    k_list_remove(&t->link);
+    if (k_list_empty(l)) {
+        ready_words[p >> 5] &= ~(1u << (p & 31u));
+        if (ready_words[p >> 5] == 0)
+            ready_summary &= ~(1u << (p >> 5));
+        /* Nothing left ready (a thread going to sleep on an idle system): no search. */
+        if (sched_next == t)
+            sched_next = ready_summary == 0 ? &idle_thread : NULL;
+    } else if (sched_next == t) {
+        sched_next = LEVEL_PICK(l);
+    }
+    ARCH_COST(2);
+}
 
 /* The bitmap search, out of line: only after a removal or rotation. */
 static struct k_thread *sched_search(void)

@@ -64,7 +64,12 @@ K_COLD void arch_thread_init(struct k_thread *t, void *stack, size_t size)
     uint32_t *f = (uint32_t *)(top - RISCV_FRAME_BYTES);
     for (unsigned i = 0; i < RISCV_FRAME_BYTES / 4u; i++)
         f[i] = 0;
-    f[0] = (uint32_t)(uintptr_t)k_thread_entry;
+    /*
+     * Marked as an ecall frame (bit 0, trap.S): the first switch to the thread loads
+     * only its callee-saved registers, as for a thread that gave up the CPU, not the
+     * caller-saved ones k_thread_entry does not use.
+     */
+    f[0] = (uint32_t)(uintptr_t)k_thread_entry | 1u;
     /* mret lands in machine mode with interrupts enabled. */
     f[2] = MSTATUS_MPP_M | MSTATUS_MPIE;
     /* gp and tp are not in the switched frame (trap.S): gp is the same for all. */

@@ -32,10 +32,12 @@
  * where they are used, and nothing in a window changes t1. Without nesting the
  * switch runs masked throughout.
  */
+#define SWITCH_WINDOW 0x80                  /* riscv_nest_depth in a window (also mie.MTIE) */
+
 #if K_CONFIG_NESTING
 #define SWITCH_OPEN                                                                                \
     TRACE_ASM_TRAP_UNMASK                                                                          \
-    li      t1, 0x80;               /* mie.MTIE, still in t1 at SWITCH_CLOSE */                    \
+    li      t1, SWITCH_WINDOW;      /* mie.MTIE, still in t1 at SWITCH_CLOSE */                   \
     csrc    mie, t1;                                                                               \
     sw      t1, riscv_nest_depth, t0;                                                              \
     csrsi   mstatus, 8;
@@ -45,9 +47,14 @@
     sw      zero, riscv_nest_depth, t0;                                                            \
     sw      zero, riscv_isr_depth, t0;                                                             \
     TRACE_ASM_TRAP_MASK
+/* After SWITCH_CLOSE: an IST that a trap taken in the window deferred, woken at .Lsignal. */
+#define DEFERRED_CHECK                                                                             \
+    lw      a0, riscv_ist_deferred;                                                                \
+    bnez    a0, .Lsignal;
 #else
 #define SWITCH_OPEN
 #define SWITCH_CLOSE sw zero, riscv_isr_depth, t0;
+#define DEFERRED_CHECK
 #endif
 
 /* The callee-saved part of the frame (s0..s11). */
@@ -70,16 +77,21 @@
  * loads (a load at entry could wait for a D-cache refill before the ISR).
  *   riscv_isr_depth       not 0 while a handler runs (arch_in_isr)
  *   riscv_switch_pending  set by arch_switch_pend in a handler
- *   riscv_nest_depth      handlers that opened interrupts (riscv_nest_open/close)
+ *   riscv_nest_depth      handlers that opened interrupts (riscv_nest_open/close);
+ *                         SWITCH_WINDOW while a switch's window is open
+ *   riscv_ist_deferred    an interrupt id whose IST a nested trap left to the
+ *                         outermost one to wake, or 0
  */
     .section .sbss.riscv_irq_state, "aw", @nobits
     .align  4
-    .globl  riscv_isr_depth, riscv_switch_pending, riscv_nest_depth
+    .globl  riscv_isr_depth, riscv_switch_pending, riscv_nest_depth, riscv_ist_deferred
 riscv_isr_depth:
     .zero   4
 riscv_switch_pending:
     .zero   4
 riscv_nest_depth:
+    .zero   4
+riscv_ist_deferred:
     .zero   4
 
     .section .text.trap, "ax"
@@ -124,6 +136,10 @@ riscv_trap_entry:
     bnez    t0, .Lnested
 #endif
     bnez    a0, .Lwake
+#if K_CONFIG_NESTING
+    lw      a0, riscv_ist_deferred  /* a nested trap's IST, left to this one */
+    bnez    a0, .Lwake_deferred
+#endif
     sw      zero, riscv_isr_depth, t0
     lw      t0, riscv_switch_pending
     bnez    t0, .Lswitch
@@ -150,10 +166,25 @@ riscv_trap_entry:
 
 #if K_CONFIG_NESTING
 .Lnested:
-    /* Inside a handler that opened: its IST is woken here, masked like the handler. */
+    /*
+     * Taken in a switch's window or in a handler that opened: the IST is left to the
+     * outermost trap, which wakes it with interrupts open (riscv_ist_deferred, one at
+     * a time) before it switches: the switch happens there anyway. With one already
+     * deferred: woken here, masked like the handler.
+     */
     beqz    a0, .Lreturn
-    call    k_isr_signal
+    lw      t0, riscv_ist_deferred
+    bnez    t0, 1f
+    sw      a0, riscv_ist_deferred, t0
     j       .Lreturn
+1:  call    k_isr_signal
+    j       .Lreturn
+#endif
+
+#if K_CONFIG_NESTING
+.Lwake_deferred:
+    sw      zero, riscv_ist_deferred, t0
+    j       .Lwake
 #endif
 
 .Lexception:
@@ -188,26 +219,36 @@ riscv_trap_entry:
      */
     SWITCH_OPEN
     SAVE_CALLEE
+.Lsignal_open:
     beqz    a0, .Lsaved
     /*
      * The ISR returned an interrupt id: its IST is woken here, in the window
      * (k_isr_signal masks only around the kernel's lists), with the callee-saved
      * registers already stored for the switch the wake-up usually asks for.
-     * riscv_isr_depth is still set, so that switch is pended; without one, the
-     * handler's C code has kept the callee-saved registers and the trap returns.
+     * riscv_isr_depth is set, so that switch is pended; without one, the C code has
+     * kept the callee-saved registers and the trap returns. An IST deferred by a trap
+     * taken meanwhile is woken next, in the same window.
      */
     call    k_isr_signal
-    li      t1, 0x80
-    lw      t0, riscv_switch_pending
+    li      t1, SWITCH_WINDOW
+    lw      a0, riscv_ist_deferred
+    beqz    a0, 1f
+    sw      zero, riscv_ist_deferred, t0
+    j       .Lsignal_open
+1:  lw      t0, riscv_switch_pending
     bnez    t0, .Lsaved
     SWITCH_CLOSE
+    DEFERRED_CHECK
     lw      t0, 0(sp)               /* a trap taken in the window changed both CSRs */
+    andi    t1, t0, 1               /* an ecall frame (from .Lsignal): clear its mark */
+    xor     t0, t0, t1
     csrw    mepc, t0
     lw      t0, 8(sp)
     csrw    mstatus, t0
     j       .Lreturn
 .Lsaved:
     SWITCH_CLOSE
+    DEFERRED_CHECK
 .Lchoose:
     sw      zero, riscv_switch_pending, t0
     lw      a0, k_current
@@ -250,6 +291,7 @@ riscv_trap_entry:
     lw      x30, 120(sp)
     lw      x31, 124(sp)
     SWITCH_CLOSE
+    DEFERRED_CHECK
     lw      t0, riscv_switch_pending
     bnez    t0, .Lchoose
     lw      t0, 0(sp)
@@ -261,6 +303,19 @@ riscv_trap_entry:
     lw      x6, 24(sp)
     addi    sp, sp, FRAME
     mret
+
+#if K_CONFIG_NESTING
+.Lsignal:
+    /*
+     * Masked, the frame at sp whole (stored, or just loaded into the registers), a0
+     * an IST that a trap taken in a window deferred: wake it in a window of its own,
+     * as at .Lwake, then switch or return.
+     */
+    sw      zero, riscv_ist_deferred, t0
+    sw      sp, riscv_isr_depth, t0
+    SWITCH_OPEN
+    j       .Lsignal_open
+#endif
 
 .Lload_ecall:
     /* An ecall frame: its caller-saved registers were declared clobbered. */

@@ -109,11 +109,6 @@ K_COLD void board_stim_attach(k_isr_fn isr, void *arg)
     line_attach(0, isr, arg);
 }
 
-void board_stim_ack(void)
-{
-    SOC_REG(SOC_IRQ_PENDING) = SOC_IRQ_STIM;
-}
-
 K_COLD void board_stim1_attach(k_isr_fn isr, void *arg)
 {
     line_attach(1, isr, arg);

@@ -51,6 +51,13 @@ static inline void rig_out_toggle(uint32_t mask)
     SOC_REG(SOC_GPIO_OUT) ^= mask;
 }
 
+/* The stimulus line's acknowledgement (board.h): one store, inline in the ISR. */
+#define BOARD_STIM_ACK_INLINE 1
+static inline void board_stim_ack(void)
+{
+    SOC_REG(SOC_IRQ_PENDING) = SOC_IRQ_STIM;
+}
+
 static inline bool rig_load_enabled(void)
 {
     return (SOC_REG(SOC_GPIO_IN) & SOC_IN_LOAD_EN) != 0;
