@@ -62,12 +62,20 @@ def test_an_overload_leaves_the_target_answering(tmp_path):
     # interrupts taken in the switch's windows and in the tick's open section must not
     # stack up (they did, until LOAD's stack overflowed into the kernel's data), and
     # the target must answer every pulse again once the rate is sane.
+    # Then a rate near MF-APP, where APP blocks between pulses and a stimulus taken in
+    # its switch window defers its IST: the switch must still happen (once it did not:
+    # the blocked thread ran on, the ready queue broke, and the target stopped
+    # answering after ~200 of 5000 pulses). Every ISR pulse is answered there.
     over = CaptureSettings(freq=355_000, count=3000, target="soc", channels=("isr",),
                            jitter=1e-6)
+    mid = CaptureSettings(freq=50_000, count=5000, target="soc", channels=("isr", "app"),
+                          jitter=2e-6)
     sane = CaptureSettings(freq=5_000, count=100, target="soc", channels=("isr", "app"))
     with open_rig(sim=True, soc=True, firmware=str(RT_TEST)) as rig:
         first = run_capture(rig, over, tmp_path / "over.rtrig", progress=False)
         assert 0 < first.summary["isr"]["answered"] < 3000, "not an overload"
+        near = run_capture(rig, mid, tmp_path / "mid.rtrig", progress=False)
+        assert near.summary["isr"]["answered"] == 5000, near.summary["isr"]
         res = run_capture(rig, sane, tmp_path / "sane.rtrig", progress=False)
         console = rig.sim.console.read_text(errors="replace")
     assert "PANIC" not in console, console

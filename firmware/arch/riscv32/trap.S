@@ -2,10 +2,11 @@
  * The one trap entry (mtvec direct mode: VexRiscv ignores the vectored mode bits).
  *
  * Fast path. An interrupt saves only the registers a C function may clobber
- * (ra, t0..t6, a0..a7: 16 words; an ecall not even those) and calls its handler directly: no trap decode
- * in C, no table. The callee-saved registers (s0..s11, gp, tp) and mepc/mstatus
- * are saved only when the trap ends in a context switch; without a switch the
- * handler's C code has preserved them.
+ * (ra, t0..t6, a0..a7: 16 words; an ecall not even those) and calls its handler
+ * directly: no trap decode in C, no table. The callee-saved registers (s0..s11; gp and
+ * tp are the same for every thread) and mepc/mstatus are saved only when the trap
+ * ends in a context switch or wakes an IST; without a switch the handler's C code has
+ * preserved them.
  *
  * Nesting (K_CONFIG_NESTING=1): a handler may open interrupts once its source cannot
  * re-enter (the board's external handler raises the interrupt block's THRESHOLD to
@@ -24,10 +25,11 @@
 
 /*
  * The switch's windows (K_CONFIG_NESTING): interrupts open, the timer off, and
- * riscv_nest_depth set, so a trap taken in a window is a nested one: it wakes its
- * IST masked and returns without switching (riscv_switch_pending tells this code,
- * which looks at it after every window), and nothing more can stack on it: at most
- * one device interrupt's frame sits on a switch frame. Closing clears both depths
+ * riscv_nest_depth set, so a trap taken in a window is a nested one: it leaves its
+ * IST's wake-up to this code (riscv_ist_deferred) and returns without switching
+ * (riscv_switch_pending tells this code, which looks at both after every window), and
+ * nothing more can stack on it: at most one device interrupt's frame sits on a switch
+ * frame. Closing clears both depths
  * (the trap taken in the window leaves riscv_isr_depth set). t0 and t1 are free
  * where they are used, and nothing in a window changes t1. Without nesting the
  * switch runs masked throughout.
@@ -248,7 +250,18 @@ riscv_trap_entry:
     j       .Lreturn
 .Lsaved:
     SWITCH_CLOSE
-    DEFERRED_CHECK
+#if K_CONFIG_NESTING
+    /*
+     * A switch is due here (asked for, or an ecall). An IST deferred meanwhile is
+     * woken first; the switch must still follow whatever that wake-up decides (a
+     * thread that blocked must not simply be resumed), so it is pended again.
+     */
+    lw      a0, riscv_ist_deferred
+    beqz    a0, .Lchoose
+    li      t0, 1
+    sw      t0, riscv_switch_pending, t1
+    j       .Lsignal
+#endif
 .Lchoose:
     sw      zero, riscv_switch_pending, t0
     lw      a0, k_current
