@@ -28,7 +28,8 @@ static volatile uint32_t ticks;
 static bool started;
 static bool idle_tickless; /* idle programmed the timer beyond 1 tick */
 
-static struct k_thread idle_thread;
+/* Not static: the riscv32 port's switch leaves its stack check to idle_entry. */
+struct k_thread k_idle_thread;
 static uint64_t idle_stack[K_CONFIG_IDLE_STACK_WORDS / 2u];
 /* Stands for the boot context during the first switch; never scheduled. */
 static struct k_thread boot_thread;
@@ -65,7 +66,7 @@ static K_INLINE void ready_insert(struct k_thread *t, bool at_head)
     ready_words[p >> 5] |= 1u << (p & 31u);
     ready_summary |= 1u << (p >> 5);
     struct k_thread *n = sched_next;
-    if (n != NULL && (n == &idle_thread || p < n->prio || (at_head && p == n->prio)))
+    if (n != NULL && (n == &k_idle_thread || p < n->prio || (at_head && p == n->prio)))
         sched_next = t; /* above the old choice, or first at its level */
     ARCH_COST(2);
 }
@@ -102,14 +103,14 @@ static K_INLINE void ready_remove(struct k_thread *t)
 {
     unsigned p = t->prio;
     struct k_list *l = &ready_lists[p];
-    k_list_remove(&t->link);
+    k_list_unlink(&t->link); /* every caller links it again, or the thread is dead */
     if (k_list_empty(l)) {
         ready_words[p >> 5] &= ~(1u << (p & 31u));
         if (ready_words[p >> 5] == 0)
             ready_summary &= ~(1u << (p >> 5));
         /* Nothing left ready (a thread going to sleep on an idle system): no search. */
         if (sched_next == t)
-            sched_next = ready_summary == 0 ? &idle_thread : NULL;
+            sched_next = ready_summary == 0 ? &k_idle_thread : NULL;
     } else if (sched_next == t) {
         sched_next = LEVEL_PICK(l);
     }
@@ -121,7 +122,7 @@ static struct k_thread *sched_search(void)
 {
     struct k_thread *t;
     if (ready_summary == 0) {
-        t = &idle_thread;
+        t = &k_idle_thread;
     } else {
         unsigned g = ctz32(ready_summary);
         unsigned p = (g << 5) + ctz32(ready_words[g]);
@@ -169,7 +170,8 @@ static K_INLINE void make_ready(struct k_thread *t)
     ready_insert(t, false);
 }
 
-K_COLD void k_sched_make_ready(struct k_thread *t)
+/* Out of line: thread creation, and the second step of a timeout's wake-up. */
+__attribute__((noinline)) void k_sched_make_ready(struct k_thread *t)
 {
     make_ready(t);
 }
@@ -231,14 +233,20 @@ static __attribute__((noinline)) struct k_thread *timeout_pop_due(uint32_t now)
     return t;
 }
 
-static __attribute__((noinline)) void timeout_expire(struct k_thread *t)
+/*
+ * A timed-out thread's wake-up, in two steps that the tick masks separately (as
+ * the IST hand-off's): timeout_take takes it off its wait queue (timeout_pop_due
+ * took it off the timeout list), and it stays on no list (K_STATE_WAKING) until
+ * k_sched_make_ready makes it ready, after the mask has opened once.
+ */
+static __attribute__((noinline)) void timeout_take(struct k_thread *t)
 {
     if (t->state == K_STATE_BLOCKED) {
         k_list_unlink(&t->link); /* make_ready links it into the ready queue */
         t->waitq = NULL;
     }
     t->wake_result = K_TIMEOUT;
-    make_ready(t);
+    t->state = K_STATE_WAKING;
 }
 
 /* Masked by the caller (the switch at a tickless idle's exit, where nothing is due). */
@@ -246,8 +254,10 @@ static void tick_process(uint32_t n)
 {
     ticks += n;
     struct k_thread *t;
-    while ((t = timeout_pop_due(ticks)) != NULL)
-        timeout_expire(t);
+    while ((t = timeout_pop_due(ticks)) != NULL) {
+        timeout_take(t);
+        k_sched_make_ready(t);
+    }
 }
 
 void k_tick_announce_from_isr(uint32_t n)
@@ -258,19 +268,23 @@ void k_tick_announce_from_isr(uint32_t n)
     idle_tickless = false;
     ticks += n;
     /*
-     * One expired timeout per masked section: the mask opens between wake-ups, so
-     * the section stays short however many threads wake on this tick (a device
-     * interrupt that nests in between sees consistent lists; the loop reads the
-     * list's head again each time).
+     * One expired timeout per two masked sections: the mask opens between taking a
+     * thread off its lists and making it ready, and between wake-ups, so each
+     * section stays short however many threads wake on this tick (a device interrupt
+     * that nests in between sees consistent lists; the loop reads the list's head
+     * again each time).
      */
     struct k_thread *t;
     while ((t = timeout_pop_due(ticks)) != NULL) {
-        timeout_expire(t);
+        timeout_take(t);
+        arch_irq_unlock(key);
+        key = arch_irq_lock();
+        k_sched_make_ready(t);
         arch_irq_unlock(key);
         key = arch_irq_lock();
     }
     struct k_thread *cur = k_current;
-    if (cur != &idle_thread && cur->state == K_STATE_READY && cur->quantum != 0) {
+    if (cur != &k_idle_thread && cur->state == K_STATE_READY && cur->quantum != 0) {
         if (cur->slice_left > n) {
             cur->slice_left -= n;
         } else {
@@ -284,7 +298,7 @@ void k_tick_announce_from_isr(uint32_t n)
      * interrupt that arrives meanwhile is taken between the two traps instead of
      * waiting for both (docs/kernel.md, non-preemptible sections).
      */
-    if (cur != &idle_thread)
+    if (cur != &k_idle_thread)
         resched();
     arch_irq_unlock(key);
     TRACE_TICK_EXIT();
@@ -548,10 +562,12 @@ K_WARM static __attribute__((noinline)) void idle_exit(void)
 
 struct k_thread *k_sched_switch_hook(struct k_thread *out)
 {
+#ifndef ARCH_SWITCH_CHECKS_STACK
     /* Checked here because every thread passes through: cheap and deterministic. */
     if (out->stack_limit != NULL && !stack_intact(out))
         k_panic(K_ERR_STACK_OVERFLOW, out->base_prio);
-    if (out == &idle_thread && idle_tickless)
+#endif
+    if (out == &k_idle_thread && idle_tickless)
         idle_exit();
     struct k_thread *in = sched_highest();
     if (in != out)
@@ -567,8 +583,13 @@ static void idle_entry(void *arg)
 {
     (void)arg;
     for (;;) {
+#ifdef ARCH_IDLE_CHECK_STACK
+        /* The port's switch checks every thread's canary but this one's (it would
+         * delay the first thread after idle): checked here, open, before each wait. */
+        ARCH_IDLE_CHECK_STACK(&k_idle_thread);
+#endif
         arch_irq_key_t key = arch_irq_lock();
-        if (sched_highest() == &idle_thread) {
+        if (sched_highest() == &k_idle_thread) {
             uint32_t n = K_CONFIG_MAX_IDLE_TICKS;
             if (!k_list_empty(&timeouts)) {
                 uint32_t d = K_CONTAINER_OF(timeouts.next, struct k_thread, tlink)->deadline;
@@ -614,9 +635,9 @@ K_COLD void k_init(void)
     extern void k_irq_reset(void);
     k_irq_reset();
     /* The idle thread is not in the ready queue: it runs when the bitmap is empty. */
-    thread_setup(&idle_thread, "idle", idle_entry, NULL, idle_stack, sizeof idle_stack,
+    thread_setup(&k_idle_thread, "idle", idle_entry, NULL, idle_stack, sizeof idle_stack,
                  K_NUM_PRIO - 1u, 0);
-    idle_thread.state = K_STATE_READY;
+    k_idle_thread.state = K_STATE_READY;
     boot_thread.state = K_STATE_DEAD;
     boot_thread.stack_limit = NULL;
     boot_thread.name = "boot";

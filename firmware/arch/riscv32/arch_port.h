@@ -12,6 +12,18 @@
 /* Trap frame size in bytes (see trap.S): mepc, x1, mstatus, x3..x31. */
 #define RISCV_FRAME_BYTES 128u
 
+/*
+ * trap.S checks the outgoing thread's stack canary in the switch's first window,
+ * except the idle thread's, which its loop checks with ARCH_IDLE_CHECK_STACK (the
+ * same code, riscv_check_stack in trap.S).
+ */
+#define ARCH_SWITCH_CHECKS_STACK 1
+#define ARCH_IDLE_CHECK_STACK(t)                                                                   \
+    __asm__ volatile("mv t0, %0\n\tcall riscv_check_stack"                                         \
+                     :                                                                             \
+                     : "r"(t)                                                                      \
+                     : "ra", "t0", "t2", "t3", "t4", "t5", "t6", "memory")
+
 struct arch_thread {
     void *sp; /* points at the saved trap frame */
 };

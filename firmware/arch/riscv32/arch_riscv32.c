@@ -21,6 +21,12 @@
 #include "kernel.h"
 #include "riscv_board.h"
 
+/* trap.S's copies of these (its stack canary check in the switch's window). */
+_Static_assert(__builtin_offsetof(struct k_thread, stack_limit) == 44, "trap.S THREAD_STACK_LIMIT");
+_Static_assert(__builtin_offsetof(struct k_thread, base_prio) == 33, "trap.S THREAD_BASE_PRIO");
+_Static_assert(K_STACK_CANARY == 0xC0DEC0DEu && K_CONFIG_STACK_CANARY_WORDS == 4u,
+               "trap.S STACK_CANARY, four words");
+
 #define MIE_MTIE      (1u << 7)
 #define MIE_MEIE      (1u << 11)
 #define MSTATUS_MPP_M (3u << 11)

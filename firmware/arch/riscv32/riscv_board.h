@@ -25,6 +25,12 @@ void riscv_board_set_mtimecmp_lo(uint32_t lo);
  * riscv_nest_close before returning.
  */
 uint32_t riscv_board_ext_irq(void);
+/*
+ * Called by trap.S with interrupts open (in the switch's window) for the interrupt
+ * id riscv_board_ext_irq returned: wake its IST with k_isr_signal, after any work
+ * of the board's that need not run masked (rtrig-soc: its self-timing report).
+ */
+void riscv_board_signal(uint32_t sysintr);
 /* The kernel side of the port called by trap.S (arch_riscv32.c). */
 void riscv_timer_irq(void);
 

@@ -23,6 +23,12 @@
 
 #define FRAME 128
 
+/* struct k_thread's stack_limit and base_prio, and the canary (K_STACK_CANARY,
+ * K_CONFIG_STACK_CANARY_WORDS = 4): checked against the C side in arch_riscv32.c. */
+#define THREAD_STACK_LIMIT 44
+#define THREAD_BASE_PRIO   33
+#define STACK_CANARY       0xC0DEC0DE
+
 /*
  * The switch's windows (K_CONFIG_NESTING): interrupts open, the timer off, and
  * riscv_nest_depth set, so a trap taken in a window is a nested one: it leaves its
@@ -37,18 +43,27 @@
 #define SWITCH_WINDOW 0x80                  /* riscv_nest_depth in a window (also mie.MTIE) */
 
 #if K_CONFIG_NESTING
+/* The trace hooks (t0, t1) sit next to the mstatus write, so a trace counts what
+ * runs masked; with them, t1 is loaded again. */
+#if TRACE_ASM_WINDOWS
+#define WINDOW_T1_AGAIN li t1, SWITCH_WINDOW;
+#else
+#define WINDOW_T1_AGAIN
+#endif
 #define SWITCH_OPEN                                                                                \
-    TRACE_ASM_TRAP_UNMASK                                                                          \
     li      t1, SWITCH_WINDOW;      /* mie.MTIE, still in t1 at SWITCH_CLOSE */                   \
     csrc    mie, t1;                                                                               \
     sw      t1, riscv_nest_depth, t0;                                                              \
+    TRACE_ASM_TRAP_UNMASK                                                                          \
+    WINDOW_T1_AGAIN                                                                                \
     csrsi   mstatus, 8;
 #define SWITCH_CLOSE                                                                               \
     csrci   mstatus, 8;                                                                            \
+    TRACE_ASM_TRAP_MASK                                                                            \
+    WINDOW_T1_AGAIN                                                                                \
     csrs    mie, t1;                                                                               \
     sw      zero, riscv_nest_depth, t0;                                                            \
-    sw      zero, riscv_isr_depth, t0;                                                             \
-    TRACE_ASM_TRAP_MASK
+    sw      zero, riscv_isr_depth, t0;
 /* After SWITCH_CLOSE: an IST that a trap taken in the window deferred, woken at .Lsignal. */
 #define DEFERRED_CHECK                                                                             \
     lw      a0, riscv_ist_deferred;                                                                \
@@ -146,10 +161,7 @@ riscv_trap_entry:
     lw      t0, riscv_switch_pending
     bnez    t0, .Lswitch
 .Lreturn:
-    TRACE_ASM_TRAP_EXIT
     lw      x1, 4(sp)
-    lw      x5, 20(sp)
-    lw      x6, 24(sp)
     lw      x7, 28(sp)
     lw      x10, 40(sp)
     lw      x11, 44(sp)
@@ -163,6 +175,9 @@ riscv_trap_entry:
     lw      x29, 116(sp)
     lw      x30, 120(sp)
     lw      x31, 124(sp)
+    TRACE_ASM_TRAP_EXIT             /* t0, t1 last: the trace hook may use them */
+    lw      x5, 20(sp)
+    lw      x6, 24(sp)
     addi    sp, sp, FRAME
     mret
 
@@ -220,6 +235,21 @@ riscv_trap_entry:
      * is the same for every thread and the kernel keeps no thread-local storage.
      */
     SWITCH_OPEN
+    /*
+     * The outgoing thread's stack canary (ARCH_SWITCH_CHECKS_STACK: here, in the
+     * window, instead of masked in k_sched_switch_hook, where the bottom of a stack
+     * is a cold D-cache line), but the idle thread's: it checks its own before each
+     * wait (ARCH_IDLE_CHECK_STACK), so the first thread after idle (the IST,
+     * typically) does not wait for that line. Frames a trap taken after this point
+     * stacks on the thread are checked at its next switch, as before. ra is free
+     * here (saved in an interrupt's frame, clobbered by an ecall's caller); t1 stays
+     * SWITCH_WINDOW.
+     */
+    lw      t0, k_current
+    la      t2, k_idle_thread
+    beq     t0, t2, 2f
+    jal     riscv_check_stack
+2:
     SAVE_CALLEE
 .Lsignal_open:
     beqz    a0, .Lsaved
@@ -231,7 +261,7 @@ riscv_trap_entry:
      * kept the callee-saved registers and the trap returns. An IST deferred by a trap
      * taken meanwhile is woken next, in the same window.
      */
-    call    k_isr_signal
+    call    riscv_board_signal      /* k_isr_signal after the board's open work */
     li      t1, SWITCH_WINDOW
     lw      a0, riscv_ist_deferred
     beqz    a0, 1f
@@ -339,6 +369,35 @@ riscv_trap_entry:
     TRACE_ASM_TRAP_EXIT
     addi    sp, sp, FRAME
     mret
+
+/*
+ * riscv_check_stack: the canary of the thread at t0 (K_ERR_STACK_OVERFLOW if it is
+ * not whole); uses t2..t6 only, returns through ra. From the switch's window, and
+ * from the idle thread's loop (ARCH_IDLE_CHECK_STACK in arch_port.h).
+ */
+    .globl  riscv_check_stack
+riscv_check_stack:
+    lw      t2, THREAD_STACK_LIMIT(t0)
+    beqz    t2, 1f                  /* no canary (the boot context) */
+    li      t3, STACK_CANARY
+    lw      t4, 0(t2)
+    lw      t5, 4(t2)
+    lw      t6, 8(t2)
+    lw      t2, 12(t2)
+    xor     t4, t4, t3
+    xor     t5, t5, t3
+    xor     t6, t6, t3
+    xor     t2, t2, t3
+    or      t4, t4, t5
+    or      t6, t6, t2
+    or      t4, t4, t6
+    bnez    t4, .Lstack_overflow
+1:  ret
+
+.Lstack_overflow:
+    lbu     a1, THREAD_BASE_PRIO(t0)
+    li      a0, 0xE1                /* K_ERR_STACK_OVERFLOW */
+    call    k_panic                 /* does not return */
 
 .Lfatal:
     li      a0, 0xE3                /* K_ERR_BAD_EXCEPTION */

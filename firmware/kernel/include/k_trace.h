@@ -74,8 +74,13 @@
 #ifndef TRACE_ASM_TRAP_EXIT
 #define TRACE_ASM_TRAP_EXIT
 #endif
-/* A nesting port's switch opens interrupts in a trap (UNMASK) and closes them (MASK). */
-#ifndef TRACE_ASM_TRAP_UNMASK
+/*
+ * A nesting port's switch opens interrupts in a trap (UNMASK) and closes them (MASK).
+ * TRACE_ASM_WINDOWS: these two are defined, so the port reloads what it keeps in t1.
+ */
+#ifdef TRACE_ASM_TRAP_UNMASK
+#define TRACE_ASM_WINDOWS 1
+#else
 #define TRACE_ASM_TRAP_UNMASK
 #endif
 #ifndef TRACE_ASM_TRAP_MASK
