@@ -55,6 +55,8 @@ extern struct k_event *k_sysintr_events[K_SYSINTR_MAX];
 
 /* Scheduler primitives (sched.c); all need interrupts masked. */
 void k_sched_make_ready(struct k_thread *t);
+/* The idle thread; the riscv32 port's switch leaves its stack check to it (trap.S). */
+extern struct k_thread k_idle_thread;
 void k_sched_resched(void);
 void k_sched_set_prio(struct k_thread *t, unsigned prio);
 /* Block k_current on q (may be NULL for a plain sleep) and unlock; returns wake_result. */
