@@ -8,6 +8,7 @@ docs/kernel.md:
     python firmware/tools/trace_breakdown.py path CAPTURE       # RT_TRACE=1 capture
     python firmware/tools/trace_breakdown.py sections CAPTURE   # RT_TRACE=2 capture
     python firmware/tools/trace_breakdown.py masked CAPTURE     # RT_TRACE=2, nesting build
+    python firmware/tools/trace_breakdown.py long CAPTURE       # the same, stretches > 2 µs
     python firmware/tools/trace_breakdown.py tick CAPTURE       # RT_TRACE=3 capture
 
 ``path``: the interrupt path of every pulse cut at its trace points, in SoC cycles
@@ -18,6 +19,7 @@ for the pulses whose ISR latency exceeds the median by more than 2 µs, what hel
 the CPU when the edge came.
 ``masked``: with nested interrupts a trap is no longer masked from entry to exit;
 every stretch with interrupts off (MARKER0 or MARKER1 high, outside wfi), named.
+``long``: those stretches longer than 100 SoC cycles (2 µs), one by one.
 ``tick``: the tick interrupts (traps without ISR_OUT and with the tick's entry and
 exit pulses) cut at those pulses and at the switch, with and without a switch.
 """
@@ -207,7 +209,37 @@ def masked(cap, near=30, window=50):
               f"{v.max():.0f} | {v.max() / SOC_HZ * 1e6:.2f} |")
 
 
+def long_stretches(cap, limit=100, near=30, window=50):
+    """Print every stretch of :func:`masked_stretches` longer than ``limit`` SoC
+    cycles: when (ms after the capture's first stimulus edge), how long, its kind, and
+    the stretch before it (kind and gap), which tells a nested trap from a plain one."""
+    e, pc = _edges(cap)
+    t0 = int(e[STIM_INPUT[0]][0][0])
+    rows = masked_stretches(cap, near, window)
+    print("| ms | cycles | section | before it (gap, cycles) |\n"
+          "| --- | --- | --- | --- |")
+    n = 0
+    for i, (a, cycles, kind) in enumerate(rows):
+        if cycles <= limit:
+            continue
+        n += 1
+        before = "—"
+        if i > 0:
+            pa, pcycles, pkind = rows[i - 1]
+            before = f"{pkind} ({(a - pa) / pc - pcycles:.0f})"
+        print(f"| {(a - t0) / pc / SOC_HZ * 1e3:.3f} | {cycles:.0f} | {kind} | {before} |")
+    print(f"\n{n} of {len(rows)} stretches longer than {limit} cycles")
+
+
 def masked_kinds(cap, near=30, window=50):
+    """:func:`masked_stretches` by kind: {kind: [SoC cycles of each stretch]}."""
+    kinds = defaultdict(list)
+    for _, cycles, kind in masked_stretches(cap, near, window):
+        kinds[kind].append(cycles)
+    return dict(kinds)
+
+
+def masked_stretches(cap, near=30, window=50):
     """Every stretch with interrupts off, for a build with nested interrupts
     (RT_TRACE=2 and K_CONFIG_NESTING=1): MARKER0 is high while a trap runs masked
     (entry until its handler opens interrupts or its switch opens a window, closing
@@ -215,8 +247,8 @@ def masked_kinds(cap, near=30, window=50):
     (a thread, a handler that opened, the IST wake-up in the switch's window, the
     idle thread outside its wait). Their union is the time with interrupts off; each
     stretch is named from its edges and its neighbours (``near`` SoC cycles; a
-    switch window lasts up to ``window``). Returns {kind: [SoC cycles of each
-    stretch]}."""
+    switch window lasts up to ``window``). Returns [(start in rig ticks, SoC cycles,
+    kind)] in time order."""
     e, pc = _edges(cap)
     m0r, m0f = e[Input.MARKER0]
     m1r = set(int(x) for x in e[Input.MARKER1][0])
@@ -231,7 +263,7 @@ def masked_kinds(cap, near=30, window=50):
         return i < len(times) and times[i] <= hi
 
     wait = _intervals(m2r, m2f) if len(m2r) else np.zeros((0, 2), np.int64)
-    kinds = defaultdict(list)
+    out = []
     tick_part = "tick handler: kernel part (k_tick_announce_from_isr, one wake-up each)"
     prev = None                        # (end, kind) of the last stretch
     for a, b in pieces:
@@ -261,9 +293,9 @@ def masked_kinds(cap, near=30, window=50):
             kind = "idle thread: masked before its wait (next timeout, timer)"
         else:
             kind = "thread: masked section (k_sleep_ms, k_event_wait before the ecall)"
-        kinds[kind].append((b - a) / pc)
+        out.append((int(a), (b - a) / pc, kind))
         prev = (b, kind)
-    return dict(kinds)
+    return out
 
 
 def tick(cap):
@@ -301,11 +333,13 @@ def tick(cap):
                 print(f"| {name} | {np.median(v):.1f} | {v.min():.1f} | {v.max():.1f} |")
 
 
-MODES = {"path": path, "sections": sections, "masked": masked, "tick": tick}
+MODES = {"path": path, "sections": sections, "masked": masked, "long": long_stretches,
+         "tick": tick}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in MODES:
-        print("usage: trace_breakdown.py path|sections|masked|tick CAPTURE", file=sys.stderr)
+        print("usage: trace_breakdown.py path|sections|masked|long|tick CAPTURE",
+              file=sys.stderr)
         sys.exit(2)
     try:
         cap = load(sys.argv[2])

@@ -61,8 +61,9 @@ def test_isr_latency_matches_the_self_timed_figure(soc, tmp_path):
     assert len(isr) == len(app) == 300
     assert (isr["flags"] == 0).all() and (app["flags"] == 0).all(), "missed pulses"
     lat = isr["latency"].astype(np.int64)
-    # Plausible: a few hundred SoC cycles (the C dispatcher, a 31-register save).
-    assert 60 * TICKS_PER_CYCLE < lat.min() and lat.max() < 2000 * TICKS_PER_CYCLE
+    # Plausible: the trap's 16-register save and the ISR's first store take some tens
+    # of SoC cycles (~56 in all, docs/results-soc.md), a tick's outlier a few hundred.
+    assert 40 * TICKS_PER_CYCLE < lat.min() and lat.max() < 2000 * TICKS_PER_CYCLE
     assert (app["latency"] > isr["latency"]).all()
     for _ in range(50):                        # the last reports may trail the capture
         own = np.array(trace.read_text().split()[before:], dtype=np.int64)

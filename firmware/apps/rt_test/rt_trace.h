@@ -43,6 +43,14 @@
     li t0, SOC_GPIO_BASE;                                                                          \
     li t1, SOC_OUT_MARKER0;                                                                        \
     sw t1, 4(t0);
+#if RT_TRACE == 1
+/* TRACE_DISPATCH's pulse on MARKER1, for the ISR that trap.S calls directly. */
+#define TRACE_ASM_DISPATCH                                                                         \
+    li t0, SOC_GPIO_BASE;                                                                          \
+    li t1, SOC_OUT_MARKER1;                                                                        \
+    sw t1, 0(t0);                                                                                  \
+    sw t1, 4(t0);
+#endif
 #if RT_TRACE == 2
 /* The switch's windows: MARKER0 low while the trap runs with interrupts open. */
 #define TRACE_ASM_TRAP_UNMASK TRACE_ASM_TRAP_EXIT

@@ -104,6 +104,7 @@ void arch_switch_pend(void)
 
 K_COLD void arch_start(void)
 {
+    riscv_board_start();
     uint32_t mie = MIE_MTIE | MIE_MEIE;
     __asm__ volatile("csrs mie, %0" : : "r"(mie) : "memory");
     /* The boot context is saved into a pseudo-thread that never runs again. */

@@ -26,11 +26,28 @@ void riscv_board_set_mtimecmp_lo(uint32_t lo);
  */
 uint32_t riscv_board_ext_irq(void);
 /*
- * Called by trap.S with interrupts open (in the switch's window) for the interrupt
- * id riscv_board_ext_irq returned: wake its IST with k_isr_signal, after any work
- * of the board's that need not run masked (rtrig-soc: its self-timing report).
+ * One source on the external interrupt (rtrig-soc: line 0 alone): the board sets
+ * riscv_ext_direct to its ISR and riscv_ext_direct_arg to its argument (both with
+ * interrupts masked, the argument first), and trap.S calls that ISR itself, in place
+ * of riscv_board_ext_irq: no board code before the ISR's first instruction, and none
+ * between the ISR and the trap's exit. NULL: trap.S calls riscv_board_ext_irq.
+ */
+extern k_isr_fn volatile riscv_ext_direct;
+extern void *volatile riscv_ext_direct_arg;
+/*
+ * Called by trap.S for the interrupt id riscv_board_ext_irq or the direct ISR
+ * returned: wake its IST with k_isr_signal, after any work of the board's that need
+ * not run masked (rtrig-soc: its self-timing report). In the switch's window
+ * (interrupts open); for a nested trap, later, in the outermost trap's window. The
+ * direct ISR's K_SYSINTR_NOP comes here too, at once and masked: the board's work
+ * only.
  */
 void riscv_board_signal(uint32_t sysintr);
+/*
+ * The board's last step before the first thread runs (arch_start, interrupts
+ * masked): rtrig-soc loads every D-cache line of its data once (board.c).
+ */
+void riscv_board_start(void);
 /* The kernel side of the port called by trap.S (arch_riscv32.c). */
 void riscv_timer_irq(void);
 

@@ -90,18 +90,22 @@
     sw      x27, 108(sp);
 
 /*
- * The port's interrupt state, in one cache line: the entry only stores, the exit
- * loads (a load at entry could wait for a D-cache refill before the ISR).
+ * The port's interrupt state, in one 32-byte cache line: the entry loads only the
+ * direct ISR and otherwise stores, the exit loads (a load at entry could wait for a
+ * D-cache refill before the ISR; the direct ISR's pointer is loaded anyway).
  *   riscv_isr_depth       not 0 while a handler runs (arch_in_isr)
  *   riscv_switch_pending  set by arch_switch_pend in a handler
  *   riscv_nest_depth      handlers that opened interrupts (riscv_nest_open/close);
  *                         SWITCH_WINDOW while a switch's window is open
  *   riscv_ist_deferred    an interrupt id whose IST a nested trap left to the
  *                         outermost one to wake, or 0
+ *   riscv_ext_direct      the one external source's ISR, or 0 (riscv_board.h)
+ *   riscv_ext_direct_arg  its argument
  */
     .section .sbss.riscv_irq_state, "aw", @nobits
-    .align  4
+    .align  5
     .globl  riscv_isr_depth, riscv_switch_pending, riscv_nest_depth, riscv_ist_deferred
+    .globl  riscv_ext_direct, riscv_ext_direct_arg
 riscv_isr_depth:
     .zero   4
 riscv_switch_pending:
@@ -109,6 +113,10 @@ riscv_switch_pending:
 riscv_nest_depth:
     .zero   4
 riscv_ist_deferred:
+    .zero   4
+riscv_ext_direct:
+    .zero   4
+riscv_ext_direct_arg:
     .zero   4
 
     .section .text.trap, "ax"
@@ -139,6 +147,22 @@ riscv_trap_entry:
     andi    t0, t0, 0x1F
     li      t1, 11                  /* machine external interrupt */
     bne     t0, t1, .Lnot_ext
+    /*
+     * One source attached (riscv_ext_direct, riscv_board.h): its ISR is called from
+     * here, without the board's handler in between. a0: its interrupt id, whose IST
+     * riscv_board_signal wakes after the board's own work (in the switch's window,
+     * or later for a nested trap); an ISR that wakes none gets that work at once.
+     */
+    lw      t2, riscv_ext_direct
+    beqz    t2, .Lext_board
+    TRACE_ASM_DISPATCH
+    lw      a0, riscv_ext_direct_arg
+    jalr    t2
+    bnez    a0, .Lint_done
+    call    riscv_board_signal      /* K_SYSINTR_NOP: the board's work only */
+    li      a0, 0
+    j       .Lint_done
+.Lext_board:
     call    riscv_board_ext_irq     /* a0: an interrupt id whose IST to wake, or 0 */
     j       .Lint_done
 .Lnot_ext:
@@ -194,7 +218,7 @@ riscv_trap_entry:
     bnez    t0, 1f
     sw      a0, riscv_ist_deferred, t0
     j       .Lreturn
-1:  call    k_isr_signal
+1:  call    riscv_board_signal
     j       .Lreturn
 #endif
 

@@ -11,6 +11,9 @@
 
 #define SOC_CPU_HZ 50000000u /* CPU clock, also the mtime clock */
 
+/* VexRiscv's data cache: 4 KiB, direct mapped, write-through, no allocation on a store miss. */
+#define SOC_DCACHE_LINE 32u
+
 #define SOC_RAM_BASE 0x00000000u
 #define SOC_RAM_SIZE 0x00010000u
 #define SOC_RESET_PC 0x00000000u

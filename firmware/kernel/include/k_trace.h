@@ -74,6 +74,10 @@
 #ifndef TRACE_ASM_TRAP_EXIT
 #define TRACE_ASM_TRAP_EXIT
 #endif
+/* TRACE_DISPATCH for a port that calls an ISR from its trap entry itself. */
+#ifndef TRACE_ASM_DISPATCH
+#define TRACE_ASM_DISPATCH
+#endif
 /*
  * A nesting port's switch opens interrupts in a trap (UNMASK) and closes them (MASK).
  * TRACE_ASM_WINDOWS: these two are defined, so the port reloads what it keeps in t1.
