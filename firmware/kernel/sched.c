@@ -139,7 +139,12 @@ static K_INLINE struct k_thread *sched_highest(void)
     return t != NULL ? t : sched_search();
 }
 
-/* Move the head of t's level to the tail: round-robin among equals. */
+/*
+ * Move the head of t's level to the tail: round-robin among equals. When t was the
+ * scheduler's choice its level is the highest ready one, so the new head is the
+ * choice: no bitmap search at the switch (a yield to a peer). A choice above t stays.
+ * The test build's scan (K_CONFIG_SCHED_LINEAR) stays in the switch's search.
+ */
 static bool ready_rotate(struct k_thread *t)
 {
     struct k_list *l = &ready_lists[t->prio];
@@ -147,7 +152,8 @@ static bool ready_rotate(struct k_thread *t)
         return false; /* alone at its level */
     k_list_remove(&t->link);
     k_list_insert_before(l, &t->link);
-    sched_next = NULL;
+    if (sched_next == t)
+        sched_next = K_CONFIG_SCHED_LINEAR ? NULL : THREAD_OF(l->next);
     return true;
 }
 
@@ -526,9 +532,16 @@ void k_thread_yield(void)
     arch_irq_key_t key = arch_irq_lock();
     struct k_thread *t = k_current;
     t->slice_left = t->quantum;
-    if (ready_rotate(t))
-        arch_switch_pend();
+    bool rotated = ready_rotate(t);
+    /*
+     * Unmasked before the switch, as k_sched_block does: the switch takes the
+     * scheduler's choice again, so an interrupt in between changes nothing but which
+     * thread comes next (t stays at the tail of its level). With an outer lock held
+     * (key 0) the switch happens masked, as before.
+     */
     arch_irq_unlock(key);
+    if (rotated)
+        arch_switch_pend();
 }
 
 int k_thread_join(struct k_thread *t, uint32_t timeout_ms)
