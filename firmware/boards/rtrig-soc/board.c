@@ -180,8 +180,9 @@ bool board_irq_nesting(void)
 K_COLD void riscv_board_start(void)
 {
     extern const uint32_t __data_first[], __bss_end[];
-    for (const volatile uint32_t *p = __data_first; p < __bss_end; p += SOC_DCACHE_LINE / 4u)
-        (void)*p;
+    uintptr_t first = (uintptr_t)__data_first & ~(uintptr_t)(SOC_DCACHE_LINE - 1u);
+    for (uintptr_t a = first; a < (uintptr_t)__bss_end; a += SOC_DCACHE_LINE)
+        (void)*(const volatile uint32_t *)a;
 }
 
 K_COLD uint64_t riscv_board_mtime(void)
