@@ -175,7 +175,7 @@ bool board_irq_nesting(void)
  * an interrupt nested at a stack depth not reached before) would be refilled the
  * first time it is read, and the nested trap reads its registers back masked: ~10
  * cycles per line (docs/kernel.md). rt_test's data is ~4.2 KiB: the lines of its
- * first and last ~160 bytes share cache slots, as they do at run time.
+ * first and last ~170 bytes share cache slots, as they do at run time.
  */
 K_COLD void riscv_board_start(void)
 {
