@@ -32,9 +32,13 @@ def _breakdown():
     return mod
 
 
-def test_no_masked_stretch_spans_a_whole_trap(tmp_path):
+@pytest.mark.parametrize("loaded", [False, True], ids=["unloaded", "loaded"])
+def test_no_masked_stretch_spans_a_whole_trap(tmp_path, loaded):
+    # Loaded, LOAD yields to APP after every pulse: that yield held the mask through
+    # its ecall and the switch searched the ready bitmap (a 291-cycle stretch per
+    # pulse until kernel round 7, docs/kernel.md).
     s = CaptureSettings(freq=2_000, count=200, target="soc", channels=("isr", "app"),
-                        jitter=40e-6, raw_events=True)
+                        jitter=40e-6, raw_events=True, load=loaded)
     with open_rig(sim=True, soc=True, firmware=str(IMAGE)) as rig:
         res = run_capture(rig, s, tmp_path / "t2.rtrig", progress=False)
     cap = load(res.path)
