@@ -43,7 +43,8 @@ def test_no_masked_stretch_spans_a_whole_trap(tmp_path, loaded):
         res = run_capture(rig, s, tmp_path / "t2.rtrig", progress=False)
     cap = load(res.path)
     assert (cap.channel("isr")["flags"] == 0).all(), "missed pulses"
-    kinds = _breakdown().masked_kinds(cap)
+    mod = _breakdown()
+    kinds = mod.masked_kinds(cap)
     med = {k: float(np.median(v)) for k, v in kinds.items()}
     stim = [k for k in med if k.startswith("stimulus trap")]
     wake = [k for k in med if k.startswith("IST wake-up")]
@@ -63,7 +64,6 @@ def test_no_masked_stretch_spans_a_whole_trap(tmp_path, loaded):
     # on: the first pulse, the first tick and its wake-up come in the first one): a
     # stimulus nested in another trap's open part included (its frame's D-cache lines
     # loaded at start, riscv_board_start).
-    mod = _breakdown()
     e, per_cycle = mod._edges(cap)
     t0 = int(e[mod.STIM_INPUT[0]][0][0])
     late = [(round((a - t0) / per_cycle), round(c), k) for a, c, k in mod.masked_stretches(cap)
