@@ -213,8 +213,6 @@ def long_stretches(cap, limit=100, near=30, window=50):
     """Print every stretch of :func:`masked_stretches` longer than ``limit`` SoC
     cycles: when (ms after the capture's first stimulus edge), how long, its kind, and
     the stretch before it (kind and gap), which tells a nested trap from a plain one."""
-    e, pc = _edges(cap)
-    t0 = int(e[STIM_INPUT[0]][0][0])
     rows = masked_stretches(cap, near, window)
     print("| ms | cycles | section | before it (gap, cycles) |\n"
           "| --- | --- | --- | --- |")
@@ -226,8 +224,8 @@ def long_stretches(cap, limit=100, near=30, window=50):
         before = "—"
         if i > 0:
             pa, pcycles, pkind = rows[i - 1]
-            before = f"{pkind} ({(a - pa) / pc - pcycles:.0f})"
-        print(f"| {(a - t0) / pc / SOC_HZ * 1e3:.3f} | {cycles:.0f} | {kind} | {before} |")
+            before = f"{pkind} ({a - pa - pcycles:.0f})"
+        print(f"| {a / SOC_HZ * 1e3:.3f} | {cycles:.0f} | {kind} | {before} |")
     print(f"\n{n} of {len(rows)} stretches longer than {limit} cycles")
 
 
@@ -247,14 +245,15 @@ def masked_stretches(cap, near=30, window=50):
     (a thread, a handler that opened, the IST wake-up in the switch's window, the
     idle thread outside its wait). Their union is the time with interrupts off; each
     stretch is named from its edges and its neighbours (``near`` SoC cycles; a
-    switch window lasts up to ``window``). Returns [(start in rig ticks, SoC cycles,
-    kind)] in time order."""
+    switch window lasts up to ``window``). Returns [(start in SoC cycles after the
+    capture's first stimulus edge, length in SoC cycles, kind)] in time order."""
     e, pc = _edges(cap)
     m0r, m0f = e[Input.MARKER0]
     m1r = set(int(x) for x in e[Input.MARKER1][0])
     m2r, m2f = (e[Input.MARKER2] if Input.MARKER2 in e
                 else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
     isr_r = e[Input.ISR_OUT][0]
+    t0 = int(e[STIM_INPUT[0]][0][0])
     pieces = _merge(list(_intervals(m0r, m0f)) + list(_intervals(*e[Input.MARKER1])))
     near_t, win_t = near * pc, window * pc
 
@@ -293,7 +292,7 @@ def masked_stretches(cap, near=30, window=50):
             kind = "idle thread: masked before its wait (next timeout, timer)"
         else:
             kind = "thread: masked section (k_sleep_ms, k_event_wait before the ecall)"
-        out.append((int(a), (b - a) / pc, kind))
+        out.append(((a - t0) / pc, (b - a) / pc, kind))
         prev = (b, kind)
     return out
 

@@ -64,10 +64,7 @@ def test_no_masked_stretch_spans_a_whole_trap(tmp_path, loaded):
     # on: the first pulse, the first tick and its wake-up come in the first one): a
     # stimulus nested in another trap's open part included (its frame's D-cache lines
     # loaded at start, riscv_board_start).
-    e, per_cycle = mod._edges(cap)
-    t0 = int(e[mod.STIM_INPUT[0]][0][0])
-    late = [(round((a - t0) / per_cycle), round(c), k) for a, c, k in mod.masked_stretches(cap)
-            if a - t0 > 100_000 * per_cycle]
+    late = [(round(a), round(c), k) for a, c, k in mod.masked_stretches(cap) if a > 100_000]
     assert len(late) > 2000, len(late)
     assert max(c for _, c, _ in late) <= 100, [x for x in late if x[1] > 100]
 

@@ -1,7 +1,7 @@
 /*
  * canary: the stack check of a port whose switch does it in its own code (riscv32:
  * riscv_check_stack in trap.S, and the idle thread's own check), on the target
- * (tests/host/test_soc_canary.py). A thread breaks one canary word and gives up the
+ * (tests/host/test_soc_kernel.py). A thread breaks one canary word and gives up the
  * CPU; the kernel must halt with K_ERR_STACK_OVERFLOW and the owner's priority.
  *
  * CANARY_IDLE=0  the thread breaks its own canary and yields to a peer: the switch's

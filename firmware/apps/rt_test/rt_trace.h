@@ -34,21 +34,16 @@
 #if RT_TRACE != 0
 #include "soc_map.h" /* the trace maps are for rtrig-soc only */
 
-/* Two instructions and one bus write: t0 = GPIO block, t1 = MARKER0. */
-#define TRACE_ASM_TRAP_ENTER                                                                       \
+/* Two instructions and one bus write per edge: t0 = GPIO block, t1 = the marker. */
+#define RT_ASM_MARK(marker)                                                                        \
     li t0, SOC_GPIO_BASE;                                                                          \
-    li t1, SOC_OUT_MARKER0;                                                                        \
-    sw t1, 0(t0);
-#define TRACE_ASM_TRAP_EXIT                                                                        \
-    li t0, SOC_GPIO_BASE;                                                                          \
-    li t1, SOC_OUT_MARKER0;                                                                        \
-    sw t1, 4(t0);
+    li t1, marker;
+#define TRACE_ASM_TRAP_ENTER RT_ASM_MARK(SOC_OUT_MARKER0) sw t1, 0(t0);
+#define TRACE_ASM_TRAP_EXIT  RT_ASM_MARK(SOC_OUT_MARKER0) sw t1, 4(t0);
 #if RT_TRACE == 1
 /* TRACE_DISPATCH's pulse on MARKER1, for the ISR that trap.S calls directly. */
 #define TRACE_ASM_DISPATCH                                                                         \
-    li t0, SOC_GPIO_BASE;                                                                          \
-    li t1, SOC_OUT_MARKER1;                                                                        \
-    sw t1, 0(t0);                                                                                  \
+    RT_ASM_MARK(SOC_OUT_MARKER1) sw t1, 0(t0);                                                     \
     sw t1, 4(t0);
 #endif
 #if RT_TRACE == 2
