@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # rtrig — top-level build. `make help` lists the targets.
 #
 # Everything a fresh machine lacks is installed here: a Python venv with pinned

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """``make demo``, cold and warm: the newcomer's first run and every run after it.
 
 - **cold**: the simulation twin is not built yet (an empty ``$RTRIG_CACHE``), so the

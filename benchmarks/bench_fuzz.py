@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """SLIP decoder fuzz (``make bench``): a good packet must survive any junk before it.
 
 10^6 inputs, each a few bytes of ESC/END-heavy junk (the SLIP specials, zero and an

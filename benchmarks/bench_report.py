@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Benchmark of ``rtrig report`` (and the exports) on large synthetic captures.
 
 For each sample count N (default 10^6 and 10^7; ``--large`` adds 10^8, a 2.2 GB

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Simulation twin and host link benchmarks (``make bench``).
 
 - simulator speed: rig cycles per wall second, free-running, no link traffic (the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Highest stimulus rate at which on-chip statistics stay exact (``make bench``).
 
 Loopback target with a known delay; for each rate, a statistics-mode capture must count

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Sweep cost on the simulation twin: the demo's sweep before and after, in one run.
 
 Run: ``.venv/bin/python benchmarks/bench_sweep.py [--preset fast] [--from 20k]

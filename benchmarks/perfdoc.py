@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Writing a benchmark's figures into docs/performance.md (``--write``)."""
 
 import re

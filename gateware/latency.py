@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The latency records feature: stimulus pulses matched with the response channels."""
 
 from amaranth import Module, Mux, Signal

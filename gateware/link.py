@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Host link: SLIP-framed packets with sequence numbers and CRC over the UART.
 
 The packet format is defined in :mod:`rtrig.protocol`; this module is its gateware

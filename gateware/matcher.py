@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Stimulus → response matching: one latency record per pulse and channel."""
 
 from amaranth import Cat, Module, Mux, Signal, signed

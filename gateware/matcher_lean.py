@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Stimulus → response matching for small FPGAs: the latency matcher, built for area."""
 
 from amaranth import Cat, Const, Module, Mux, Signal, signed

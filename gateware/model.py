@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Model target: a CPU-like device under test emulated in gateware.
 
 One CPU runs, in priority order: interrupt work (the ISR of the ``irq`` pin and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The pulse generator behind the stimulus feature: STIM0/STIM1 pulse trains with jitter."""
 
 from amaranth import Cat, Module, Mux, Signal

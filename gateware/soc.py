@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The reference target: a VexRiscv SoC that runs the project's firmware.
 
 The memory map is ``firmware/boards/rtrig-soc/soc_map.h`` (docs/soc-memory-map.md);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The on-chip statistics feature: per-channel figures, histograms and heartbeat
 windows behind the ``STAT_*``, ``HIST_*`` and ``HB_*`` registers (docs/statistics.md)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """On-chip statistics: per-channel latency accumulators, histograms and heartbeat windows.
 
 At pulse rates the host link cannot carry (DESIGN §3, "on-chip statistics"), the rig

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The stimulus feature: the interrupt pulses the rig drives into the target, and LOAD_EN."""
 
 from amaranth import Module, Signal

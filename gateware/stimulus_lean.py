@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Stimulus generator for small FPGAs: the pulse generator, built for area."""
 
 from amaranth import Cat, Module, Signal

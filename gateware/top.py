@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The rig: every feature of the instrument behind one host link.
 
 :class:`Rig` is the same design on an FPGA board (wrapped by a board top that adds

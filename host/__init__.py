@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The host side of rtrig: the library the ``rtrig`` command is a thin layer over.
 
 The front door for scripts and notebooks::

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The figures of a capture: latency statistics per channel.
 
 From records (numpy, no per-sample loops; :func:`channel_stats`), from value counts

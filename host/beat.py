@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """How long an MF step must run to meet the target's periodic disturbance in every phase.
 
 Near MF a miss often needs the target's kernel tick (or any other periodic work) to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Latency budgets: limits on a test's captures and sweeps, checked in CI.
 
 A budget is what ``@pytest.mark.latency_budget(...)`` says (docs/ci.md)::

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """cyclictest histograms beside rig captures (``rtrig report``, docs/report.md).
 
 rt-tests' ``cyclictest -h N`` (or ``-H N``, ``--histfile=PATH``) prints a latency

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Exports of captures for other tools (DESIGN §4): CSV, JSON, VCD, cyclictest.
 
 * ``csv`` — one row per stimulus pulse: pulse index, stimulus time, and for each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """labgrid driver for an rtrig rig (optional extra ``rtrig[labgrid]``, docs/farm.md).
 
 ``RtrigDriver`` binds to the serial port a labgrid place has for the rig (a local

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Host side of the rig link: register access and stream decoding over pyserial.
 
 One code path for a real serial port (``/dev/ttyUSB1``) and for the simulation twin

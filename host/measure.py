@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Records mode: every pulse's latency record streamed over the link into a capture.
 
 :func:`run_capture` is the procedure the CLI's ``capture`` runs (and selftest, and a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The model target tick by tick: :func:`simulate_cycles`, the literal
 register-transfer description of ``rtrig.gateware.model.ModelTarget``, written in the
 gateware's own shape. Slow (~1 µs of Python per tick); it exists to cross-check the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """MF and SF of a model parameter set, from the event-driven reference
 (:func:`rtrig.host.model_ref.simulate`): the figures a sweep of the model target must
 find. Each is the threshold period of a predicate that holds below it, found by

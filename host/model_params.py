@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The model target's parameters from a preset and ``key=value`` text with units, as
 the CLI's ``--preset``/``--model`` and the library's string arguments give them."""
 

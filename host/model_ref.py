@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Cycle-exact reference of the model target (``rtrig.gateware.model.ModelTarget``).
 
 The semantics are defined in ``docs/model.md``; this module implements them twice:

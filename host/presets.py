@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Named parameter sets for the model target.
 
 Each preset imitates one OS profile of ``METHOD.md``'s table (seed 001, StrongARM

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """pytest plugin ``rtrig``: a rig fixture and latency budgets for CI (docs/ci.md).
 
 Installed with rtrig (entry point ``pytest11``), it only registers its options, the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The host's one interface to a rig: typed operations over the one link.
 
 :func:`open_rig` gives a :class:`Rig` on a serial port or on the simulation twin.

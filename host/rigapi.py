@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The library API on one open rig, as tests and farm drivers call it.
 
 :class:`RigAPI` wraps a rig (:func:`rtrig.host.rig.open_rig`) and offers

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """One capture run: the capture file, its metadata, progress and interruption.
 
 Every procedure that writes a capture file (records, statistics, sweep) opens a

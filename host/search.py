@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The threshold search of a sweep, independent of any rig.
 
 MF and SF are each the lowest frequency at which a predicate — "a pulse was missed",

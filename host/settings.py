@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """What a capture measures: :class:`CaptureSettings`, in seconds and hertz, and its
 translation into register values in rig ticks (:meth:`CaptureSettings.ticks`), which
 checks every value against the register it goes to before anything runs."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """What the simulated SoC's console says about a run: a firmware that ended
 (``SIM_EXIT``) or never answered is an error, not a slow target (docs/own-firmware.md).
 

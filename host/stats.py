@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """On-chip statistics mode: accumulate in the rig, read once at the end (DESIGN §3).
 
 :func:`run_stats_capture` programs the stimulus and target exactly like

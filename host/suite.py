@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The kernel suite timed by the rig: every iteration of every test, from outside.
 
 The target runs the ``suite`` program (``firmware/apps/suite``; the marker protocol in

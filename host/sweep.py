@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Frequency sweep: MF-ISR, MF-APP and SF between two frequencies (DESIGN §4).
 
 MF (max frequency) of a channel is the lowest stimulus frequency at which the

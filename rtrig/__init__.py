@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """rtrig: an open FPGA test rig that measures how deterministic an OS is.
 
 ``rtrig.load(path)`` reads a capture file; the ``rtrig`` command drives the rig.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Capture files: versioned, self-describing, written incrementally (DESIGN §5).
 
 Layout (all integers little-endian)::

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """What a latency channel times: a stimulus-to-response latency (``isr``, ``app``) or
 an interval between any two edges (``marker0+..marker0-``).
 

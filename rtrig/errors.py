@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The project's own error types; the CLI turns them into one-line messages."""
 
 __all__ = ["RtrigError", "UsageError", "LinkError", "NotARigError", "SimulationError",

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The project's own target firmware, as the rig's builds and twins use it.
 
 The reference SoC (a board's ``soc`` target, the SoC twin) runs a raw RAM image; by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The host's side of the packet framing of :mod:`rtrig.protocol` (DESIGN §2).
 
 ``END SLIP( type:u8 | seq:u8 | payload | crc16:u16 big-endian ) END``: the CRC and

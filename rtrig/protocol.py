@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The rig's wire protocol and register map, defined once for gateware and host.
 
 Framing (DESIGN §2)

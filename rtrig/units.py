@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Quantities with units: frequencies and durations, parsed from text and formatted
 for messages and tables."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The layers of docs/architecture.md hold: no import circle between modules, and no
 layer imports one above it.
 

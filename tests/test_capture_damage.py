@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Damaged capture files: the readers return the intact chunks before the damage, or
 raise CaptureFormatError; never a record they cannot vouch for.
 

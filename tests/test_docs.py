@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The documented register table and the register map agree."""
 
 from pathlib import Path

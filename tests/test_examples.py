@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The example captures shipped in captures/examples load with this rtrig."""
 
 from pathlib import Path

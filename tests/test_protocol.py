@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Framing and CRC: round trips, and garbage that must never crash the decoder."""
 
 import random

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The stream records are declared once (rtrig.records): the gateware's Amaranth
 layout, the host's numpy wire dtype and the payload length agree bit for bit."""
 

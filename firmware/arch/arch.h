@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * The contract between the kernel and an architecture port.
  *
  * A port lives in arch/<arch>/ and provides arch_port.h (types and the inline

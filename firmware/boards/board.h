@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * The contract between programs/ports and a board (third layer, below the
  * arch port). Pin numbers live in boards/<board>/board_pins.h, and nowhere else.
  */

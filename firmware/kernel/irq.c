@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Interrupt ids and the ISR -> IST hand-off. */
 #include "k_internal.h"
 

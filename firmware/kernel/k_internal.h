@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Kernel-internal helpers shared by the kernel's .c files. Not for programs. */
 #ifndef K_INTERNAL_H
 #define K_INTERNAL_H

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * The few C library routines a freestanding build still needs: GCC may emit
  * calls to memset/memcpy for struct copies and zeroing even with -ffreestanding.
  * The host port links the real C library instead.

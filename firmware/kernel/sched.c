@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * Threads, the ready queue, ticks, timeouts and the idle thread.
  *
  * Ready queue: one FIFO list per priority plus a two-level bitmap (8 words of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Events, counting semaphores, mutexes with priority inheritance, critical sections. */
 #include "k_internal.h"
 

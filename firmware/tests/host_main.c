@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * Native test runner: the shared kernel tests plus host-only tests that need
  * the simulated CPU (cycle-exact tick checks, switch cost, tickless idle,
  * stack overflow). Prints "N passed, N failed" and exits non-zero on failure.

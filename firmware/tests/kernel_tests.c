@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * Kernel tests that run on every target: on the host runner and inside the
  * selftest program. Each test leaves no thread behind (t_join_all), so the
  * next test can reuse the thread slots and stacks.

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * Minimal test framework shared by the host runner (tests/host_main.c) and the
  * on-target self-test (apps/selftest). A test runs in a controller thread at
  * T_CTRL_PRIO and returns normally on success; a failed check records the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Instruction counts of the Cortex-M interrupt path under QEMU (no rig reaches it).
 
 Runs ``build/qemu-mps2-an385/qemu_paths.elf`` (apps/qemu_paths) in QEMU with one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Where the kernel's cycles go, from the rig's timestamps of the marker pins.
 
 Reads captures of the trace builds of rt_test (``rtrig capture --raw`` of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The ``rtrig`` command: thin wrappers over the library functions.
 
 Results go to stdout (``--json`` for machines); status and progress to stderr.

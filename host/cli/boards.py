@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """``rtrig build`` and ``rtrig flash``: FPGA bitstreams for the rig's boards.
 
 Thin wrappers over :mod:`rtrig.boards.build` and :mod:`rtrig.boards.flash`.

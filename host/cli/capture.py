@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """``rtrig capture``: one pulse train, every response latency (or on-chip statistics)."""
 
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """``rtrig info``: which rig answers, and what its gateware can do."""
 
 import json

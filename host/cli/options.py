@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """What the ``rtrig`` subcommands share: parameter types, option decorators, the rig
 to open, and the lines that report a run's losses.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """``rtrig report`` and ``rtrig export``: thin wrappers over host.report and host.export."""
 
 import time

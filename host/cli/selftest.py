@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """``rtrig selftest``: the rig checks itself against targets of known latency."""
 
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """``rtrig suite``: the kernel suite (operations, thread switches, priority inversion)
 timed by the rig, iteration by iteration."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """``rtrig sweep``: find MF-ISR, MF-APP and SF between two frequencies."""
 
 import json

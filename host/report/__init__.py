@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """HTML reports of captures: one self-contained, interactive file (DESIGN §4).
 
 The report is built in three layers so that each can be tested on its own; this

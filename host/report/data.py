@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The numbers behind the report's plots: numpy reductions of a capture (nothing draws).
 
 Each plot shows binned data that keeps the extremes, computed from all the samples.

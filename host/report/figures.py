@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The report's figures: plotly.js figure dicts built from the plot data of
 :mod:`rtrig.host.report.data` (histograms, tails, timelines, persistence, sweep
 curves), and their JSON with numpy arrays as plotly.js typed arrays.

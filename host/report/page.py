@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The report's page: summary tables, the description of each capture, and
 :func:`build_report` / :func:`write_report`, which put the figures of
 :mod:`rtrig.host.report.figures` into one HTML file with plotly.js embedded once."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Reports of captures too large to load: the numbers of :mod:`rtrig.host.report.data`
 reduced from a capture's latency records a block at a time (nothing draws).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The report's suite section (``rtrig suite`` captures): per-test figures, the
 distribution and tail of every test, thread-switch time against thread count, and the
 nested interrupts' latencies against STIM1's offset."""

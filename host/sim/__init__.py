@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The simulation twin: the rig's real gateware compiled with Verilator.
 
 :func:`build` converts :class:`rtrig.gateware.top.Rig` to Verilog and compiles it

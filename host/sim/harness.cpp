@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Simulation twin harness: runs the rig's Verilog (Verilator) and bridges its UART
 // pins to a TCP socket, bit by bit at the rig's own baud divisor, so the host talks
 // to the simulation over exactly the byte protocol of a real rig. The fast twin is

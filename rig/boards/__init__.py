@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """FPGA boards the rig runs on (``rtrig.boards``).
 
 One module per board family; each exports ``BOARDS``, a list of :class:`Board`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """What every rig board has in common: its description and the top level around the Rig.
 
 A board file (``ulx3s.py``, ``orangecrab.py``, ``icebreaker.py``) subclasses an

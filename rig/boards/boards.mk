@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # FPGA bitstreams for the rig's boards (included by the top-level Makefile).
 #
 #   make fpga-tools               pip-install the pinned YoWASP tools into $(VENV)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Build, check and flash the rig's bitstreams with the pip (YoWASP) toolchain.
 
 ``build(name)`` elaborates the board top, lets Amaranth write the build script

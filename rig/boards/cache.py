@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The build cache: a build's products kept under a key of everything that determines
 the bitstream, so that an unchanged build runs no tool (see
 :func:`rtrig.boards.build.build` for what is stored, and why a cached result is honest);

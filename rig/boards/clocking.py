@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """PLL instances for the rig's ``sync`` clock (and the SoC's ``soc`` clock) on Lattice
 ECP5 and iCE40 parts.
 

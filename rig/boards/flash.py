@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Programming a board with a built bitstream (``rtrig flash``).
 
 The command comes from the board (:attr:`Board.programmer`: ``openFPGALoader`` for the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """iCEBreaker (Lattice iCE40UP5K-SG48).
 
 The UP5K cannot close the rig at 100 MHz. Its inputs are sampled on both edges of a

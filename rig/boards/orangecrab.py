@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """OrangeCrab r0.2 (Lattice ECP5 LFE5U-25F or -85F, speed grade 8), Feather form factor.
 
 Clock: the 48 MHz oscillator through an EHXPLLL to 100 MHz (1 tick = 10 ns).

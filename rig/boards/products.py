@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """What a build makes and where: the board and target it builds (checked by
 :func:`resolve_target`), its folder and top level's name, and its :class:`BuildResult`.
 

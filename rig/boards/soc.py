@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The reference SoC (``rtrig.gateware.soc``) on a board: the ``soc`` and ``soc-alone``
 build targets.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Reading nextpnr's report: the achieved clock frequencies against their constraints,
 and the resources used.
 

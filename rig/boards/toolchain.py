@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The pip (YoWASP) FPGA toolchain: where its tools are, the environment a build script
 runs them in, and running a script (or only its place and route, with another nextpnr
 seed) with a time limit.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """ULX3S (Lattice ECP5, LFE5U-12F/25F/45F/85F, speed grade 6).
 
 Clock: the 25 MHz oscillator through an EHXPLLL to 100 MHz (1 tick = 10 ns).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Fixtures shared by the board tests."""
 
 import click

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Board support: every board elaborates; real builds meet timing; the check catches misses.
 
 The build tests run the YoWASP toolchain (`make fpga-tools`) and skip with a

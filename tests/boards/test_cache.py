@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The build cache and the same-die variants (``rtrig.boards.cache``,
 ``rtrig.boards.build``).
 

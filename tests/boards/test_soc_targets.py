@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The reference SoC on a board: the ``soc`` and ``soc-alone`` targets elaborate, their
 PLL is exact, their pins are where the docs say, and every entry point passes the
 target on. Fast (no toolchain run); the full builds are in test_boards.py."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Latency budgets against known figures (no rig)."""
 
 import pytest

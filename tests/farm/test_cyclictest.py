@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """cyclictest histograms: parsed from files the real tool wrote (checked in, and
 written afresh when rt-tests is installed) and overlaid in ``rtrig report``."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """labgrid with real processes on loopback addresses: a coordinator, an exporter
 that exports two simulation twins as network serial ports, two places acquired,
 and a budget test run against both in parallel through ``pytest --lg-env``.

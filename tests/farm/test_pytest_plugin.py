@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The pytest plugin, run as a user runs it: pytest in a subprocess (pytester) with
 the plugin loaded from its entry point, against the simulation twin's loopback
 target, whose latency is exactly the programmed delay."""

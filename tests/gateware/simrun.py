@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The Amaranth simulation every gateware test runs: one ``sync`` clock (10 ns), one
 async testbench; a VCD per test when ``RTRIG_VCD`` names a directory."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Exact-cycle tests of the input capture (gateware/capture.py)."""
 
 from simrun import run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Exact-cycle tests of the blocks of the compact rig (``Rig(compact=True)``)."""
 
 import random

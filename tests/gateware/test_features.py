@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The rig is a list of features: together they declare every register of the one
 register map exactly once, and a feature left out takes its registers with it."""
 

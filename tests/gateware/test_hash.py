@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The gateware hash (register BUILD_HASH) covers the gateware sources, the protocol
 and the records, found through the imported modules, and never skips a file."""
 

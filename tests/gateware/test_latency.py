@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Exact-cycle tests of the latency records feature's channel edges
 (gateware/latency.py, ``LAT_EDGES``): latency channels by default, interval channels
 between any two edges when set."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Exact-cycle tests of the packet transmitter and receiver (gateware/link.py)."""
 
 import pytest

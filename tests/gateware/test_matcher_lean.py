@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The area-lean latency matcher: hand cases, DDR (step 2) and four-phase (step 4)
 cases, equivalence with :class:`LatencyMatcher` on random event sequences, and a
 reference model of the matching rules (random phases and timeouts)."""

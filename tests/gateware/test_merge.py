@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Exact-cycle tests of the record merger (gateware/merge.py)."""
 
 from simrun import run

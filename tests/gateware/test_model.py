@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Simulation tests of the model target against exact cycle counts and against the
 cycle-exact Python reference (``rtrig.host.model_ref``)."""
 

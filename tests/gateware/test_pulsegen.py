@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Exact-cycle tests of the stimulus generator (gateware/pulsegen.py)."""
 
 from simrun import edges, run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Four samples per clock (the iCEBreaker's inputs): a model of the iCE40 DDR input
 buffer at twice the ``sync`` clock, the :class:`QuadSampler` and the
 :class:`EdgeDetector` together, checked against the pin's waveform in ticks."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The SoC's bus, RAM and I/O (gateware/soc.py) driven by a testbench in place of the
 CPU, with exact cycle counts; and the CPU instance against VexRiscv's Verilog ports."""
 

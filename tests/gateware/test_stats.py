@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Simulation tests of the on-chip statistics (exact counts, extrema, sums and bins)."""
 
 import os

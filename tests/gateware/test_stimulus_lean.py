@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The area-lean stimulus generator: cycle-exact equivalence with
 :class:`StimulusGenerator` on random settings and start/stop sequences, and hand cases."""
 

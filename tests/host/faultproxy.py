@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """A TCP proxy that damages the rig's link on purpose, for the fault tests.
 
 It sits between the host (a ``socket://`` URL for :class:`rtrig.host.link.RigLink`)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Every bad input is answered: one ``error:`` line naming the problem (and, for a value
 too large, the limit the rig can hold), the exit status of its type, never a traceback,
 an "internal error", a hang or a value silently wrapped to another.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """How long an MF step runs (rtrig.host.beat) and what it does to a sweep's search:
 against fake measurements whose miss needs the target's tick at one phase of the pulse
 train."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The rtrig command: error paths give one line and a non-zero exit, never a
 traceback; the loopback JSON of the quick start is exact."""
 

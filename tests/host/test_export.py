@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Tests of the exports, read back by their consumers: numpy for CSV, json for JSON,
 sigrok-cli for VCD, a cyclictest-histogram parser (as OSADL's plot scripts read it)."""
 

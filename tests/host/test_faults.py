@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Nothing lost silently: captures through a link that drops, damages, repeats and
 stalls the rig's packets (tests/host/faultproxy.py, between the host and the twin).
 

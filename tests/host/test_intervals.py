@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Interval channels (any edge to any edge) and burst stimulus, end to end through the
 twin on the loopback target, whose edges are known exactly: ISR_OUT is STIM0 delayed
 by the loopback delay."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The line-rate twin: the rig's link at a real board's 3 Mbaud (``--sim-link line``).
 
 The default twin's link is fast (25 Mbaud) so that simulations are not held up by

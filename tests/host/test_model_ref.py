@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Tests of the model target's Python reference (closed forms, both implementations
 against each other, presets)."""
 

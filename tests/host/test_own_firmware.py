@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """A user's own firmware on the simulated SoC (docs/own-firmware.md): a firmware that
 ends (``SIM_EXIT``) or never answers is a one-line error with a non-zero exit, not a
 "complete" capture of missed pulses; ``--console FILE`` keeps the SoC's console, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Tests of the HTML report: the plot data against known ground truth, the figures
 against channel_stats, sweeps, several captures and the CLI.
 

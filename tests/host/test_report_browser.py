@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The report in a real browser: headless Chromium loads it offline, runs plotly.js
 without a console error, renders every plot and takes a screenshot.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The Python API's sweep passes the tick rules through to the sweep (docs/sweep.md)."""
 
 from types import SimpleNamespace

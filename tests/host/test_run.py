@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """CaptureRun: whatever ends a procedure, its capture file ends with a status."""
 
 import numpy as np

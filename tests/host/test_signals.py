@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Nothing left running, nothing lost: SIGTERM, SIGHUP and SIGINT end ``rtrig`` like
 Ctrl-C at any moment (the start-up window included): the stimulus is stopped, the
 capture closed with status ``interrupted``, the twin stopped, and the exit status is

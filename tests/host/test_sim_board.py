@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The twin of the iCEBreaker's gateware (``--sim-board icebreaker``): the compact rig
 with DDR input capture, four samples per clock (ticks of a quarter clock). Loopback
 latencies and the model target's truth are known exactly, so every figure is checked

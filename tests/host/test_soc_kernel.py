@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The kernel on the simulated SoC, without the rig's stimulus.
 
 The self-test (``apps/selftest``, the kernel tests that QEMU runs for Cortex-M) on the

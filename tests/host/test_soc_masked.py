@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The riscv32 kernel's masked stretches on the reference SoC, measured by the rig from
 rt_trace2's marker pins (docs/kernel.md, "Round 5"): the switch stores and loads its
 registers with interrupts open and wakes the stimulus's IST in that window, so no

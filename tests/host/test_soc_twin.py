@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The reference SoC in the Verilator twin: rt_test boots on VexRiscv, answers the
 rig's stimulus, and its own (ILTiming-style) interrupt timing agrees with the rig's
 pulse by pulse (docs/soc.md)."""

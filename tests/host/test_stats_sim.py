@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """On-chip statistics through the Verilator twin: the figures the rig accumulates agree
 exactly with the records it streams, and stay exact where records mode cannot follow."""
 

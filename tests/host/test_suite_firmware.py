@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The kernel suite (firmware/apps/suite, docs/suite.md) on the SoC twin, run by
 :func:`rtrig.host.suite.run_suite` as ``rtrig suite`` runs it: the TRACE framing, one
 MARKER2 pulse per test, every iteration's rig interval against the firmware's own

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The suite's host side on data whose answer is known: the configuration block, the
 TRACE framing, the cut into tests by MARKER2 and the self-timed comparison."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """A suite capture in the report and the CSV export: built from records whose times
 are known, so every figure in the output can be checked."""
 

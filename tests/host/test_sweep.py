@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Frequency sweep: the search logic against fake measurements (fast), and whole
 sweeps on the simulation twin against the cycle-exact reference (``model_ref``)."""
 

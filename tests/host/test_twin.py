@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End to end through the Verilator twin: the real gateware, the real link, the
 host code that also drives a board. Loopback latencies are known exactly."""
 

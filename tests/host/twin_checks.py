@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Checks shared by the twin tests of every gateware build (``test_twin.py``, the
 default twin; ``test_sim_board.py``, a board's twin)."""
 

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * canary: the stack check of a port whose switch does it in its own code (riscv32:
  * riscv_check_stack in trap.S, and the idle thread's own check), on the target
  * (tests/host/test_soc_kernel.py). A thread breaks one canary word and gives up the

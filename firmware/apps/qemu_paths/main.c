@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * qemu_paths: the rt_test interrupt path on the Cortex-M port, for counting its
  * instructions under QEMU (mps2-an385), where no rig can reach (tools/qemu_paths.py).
  *

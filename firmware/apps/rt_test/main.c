@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * rt_test: the rig's test program (docs/firmware.md, shared METHOD.md).
  *
  * ISR_TEST  the stimulus ISR raises ISR_OUT first thing and drops it when done.

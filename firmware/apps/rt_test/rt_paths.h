@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * rt_paths.h: rt_test's interrupt path, ISR_TEST and APP_TEST (rt_test/main.c), also
  * built by qemu_paths to count its instructions under QEMU. One copy, so the counted
  * path is the measured one.

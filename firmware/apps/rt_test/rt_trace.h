@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * rt_test's trace hooks (kernel/include/k_trace.h): kernel events become marker
  * pins the rig timestamps (`rtrig capture --raw`). Off by default (RT_TRACE=0:
  * every hook compiles to nothing); the trace builds choose one of two maps:

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * selftest: the shared kernel tests (tests/kernel_tests.c) on a real target.
  * Result: console lines, a "selftest: PASS|FAIL" summary, then board_exit(0 = pass).
  * QEMU turns that into the semihosting exit code; rtrig-soc into the

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * suite: the kernel suite timed by the rig (docs/suite.md).
  *
  * At each rising edge of the stimulus input (the "go" pulse) the program runs every

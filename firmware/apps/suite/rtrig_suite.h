@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * rtrig_suite.h: the marker protocol of the rtrig kernel suite (docs/suite.md), for any
  * firmware. Copy this file into your project, define the four hooks below before
  * including it, and bracket each timed operation with rtrig_suite_mark0() and

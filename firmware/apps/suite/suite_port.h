@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * The suite's hooks for rtrig_suite.h on each board: marker stores, the cycle counter
  * and where TRACE words go.
  *

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * ARMv7-M port: PendSV context switch, SysTick tick, NVIC nesting.
  *
  * Threads run on the process stack (PSP); handlers on the main stack (MSP),

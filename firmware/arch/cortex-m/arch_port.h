@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ARMv7-M (Cortex-M3/M4, no FPU context) port types and interrupt mask. */
 #ifndef ARCH_PORT_H
 #define ARCH_PORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ARMv7-M helpers shared by Cortex-M boards: NVIC access and start-up symbols. */
 #ifndef CORTEXM_H
 #define CORTEXM_H

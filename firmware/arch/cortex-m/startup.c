@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ARMv7-M reset and fault entry shared by every Cortex-M board. */
 #include "cortexm.h"
 #include "kernel.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Host port: simulated CPU, timer and interrupts (see arch_port.h). */
 #include <stdlib.h>
 

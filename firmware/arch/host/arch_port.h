@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * Host port: a deterministic simulated CPU for unit tests of kernel logic.
  *
  * Threads are ucontext coroutines, so only one runs at a time and the order of

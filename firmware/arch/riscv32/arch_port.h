@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* RISC-V rv32 (machine mode only, Zicsr) port types and interrupt mask. */
 #ifndef ARCH_PORT_H
 #define ARCH_PORT_H

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * RISC-V rv32 machine-mode port.
  *
  * Every handler runs on the interrupted thread's stack and a switch is decided

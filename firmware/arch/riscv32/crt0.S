@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Reset entry at address 0: stack, gp, .bss, trap vector, then main(). */
     .section .text.start, "ax"
     .globl _start

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What a board must provide to the riscv32 port (timer and interrupt glue). */
 #ifndef RISCV_BOARD_H
 #define RISCV_BOARD_H

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * The one trap entry (mtvec direct mode: VexRiscv ignores the vectored mode bits).
  *
  * Fast path. An interrupt saves only the registers a C function may clobber

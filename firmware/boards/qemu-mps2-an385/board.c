@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* QEMU mps2-an385 board: vectors, semihosting console and exit code. */
 #include "board.h"
 #include "board_pins.h"

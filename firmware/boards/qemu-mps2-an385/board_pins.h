@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * QEMU mps2-an385 has no rig wiring: the rig outputs are bits of a variable
  * (visible in a debugger) and LOAD_EN reads a variable. The stimulus is NVIC
  * line 0, pended by software in tests. One place, as on real boards.

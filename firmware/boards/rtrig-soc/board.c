@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rtrig-soc board layer (VexRiscv SoC, see soc_map.h). */
 #include "board.h"
 #include "board_pins.h"

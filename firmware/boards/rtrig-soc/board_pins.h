@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rtrig-soc rig pins: the one place that says which bit is which signal. */
 #ifndef BOARD_PINS_H
 #define BOARD_PINS_H

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * rtrig-soc memory map: the single source for firmware. The gateware and
  * docs/soc-memory-map.md follow this file.
  *

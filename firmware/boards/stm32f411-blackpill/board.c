@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* STM32F411 "Black Pill" board: 96 MHz from the 25 MHz crystal, rig pins, EXTI. */
 #include "board.h"
 #include "board_pins.h"

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * STM32F411CEU6 "Black Pill" rig pins: the one place that says which pin is
  * which signal (docs/firmware.md has the wiring table).
  *

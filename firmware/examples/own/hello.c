@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * A complete rtrig-soc firmware without a kernel (docs/own-firmware.md):
  * ISR_OUT from the stimulus interrupt, APP_OUT from the main loop that the
  * interrupt wakes, HEARTBEAT toggled per unit of load work while LOAD_EN is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Compile-time configuration; override with -D on the compiler command line. */
 #ifndef K_CONFIG_H
 #define K_CONFIG_H

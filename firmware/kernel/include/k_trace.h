@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * Trace hooks. Each one compiles to nothing unless the program provides a
  * header (passed as -DK_TRACE_HEADER='"file.h"') that defines it. The rig test
  * programs turn them into marker GPIO writes (rt_test with RT_TRACE=1 or 2, see

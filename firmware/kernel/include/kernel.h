@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * rtrig kernel: public API.
  *
  * A small preemptive real-time kernel for the rtrig target programs. Every

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: BSD-2-Clause
  * A broken firmware for tests/host/test_own_firmware.py: it never answers the
  * stimulus (no interrupt enabled, ISR_OUT and APP_OUT stay low) and, once the rig
  * raises LOAD_EN, prints a line and ends with SIM_EXIT 66. Without --load it is a
