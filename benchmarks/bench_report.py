@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from rtrig.capture import CaptureWriter, load
-from rtrig.host.export import export
+from rtrig.host.integrations.export import export
 from rtrig.protocol import LATENCY_DTYPE, ChanFlags
 
 TICK_HZ = 100_000_000

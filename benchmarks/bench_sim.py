@@ -79,7 +79,7 @@ def link_throughput(seconds, sim_link="line"):
 def round_trip(poll_cycles, n=300):
     """Wall seconds per register read on the fast twin, the harness serving its socket
     every ``poll_cycles`` cycles."""
-    from rtrig.host.link import RigLink
+    from rtrig.host.rig.link import RigLink
     from rtrig.host.sim import SimRig
     from rtrig.protocol import Reg
     with SimRig(log=lambda m: None, poll_cycles=poll_cycles) as sim:

@@ -19,7 +19,7 @@ RATES = [1e6, 5e6, 10e6, 20e6, 25e6]
 
 def main():
     from rtrig.host import CaptureSettings, open_rig
-    from rtrig.host.stats import run_stats_capture
+    from rtrig.host.procedures.stats import run_stats_capture
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--pulses", type=int, default=20_000)
     ap.add_argument("--write", action="store_true")

@@ -29,11 +29,11 @@ from pathlib import Path
 from perfdoc import write_section
 
 from rtrig.host import open_rig
-from rtrig.host import sweep as sweep_mod
-from rtrig.host.presets import PRESETS
+from rtrig.host.model.presets import PRESETS
+from rtrig.host.procedures import sweep as sweep_mod
+from rtrig.host.procedures.stats import run_stats_capture
+from rtrig.host.procedures.sweep import SweepSettings, run_sweep
 from rtrig.host.sim import SIM_CLK_HZ
-from rtrig.host.stats import run_stats_capture
-from rtrig.host.sweep import SweepSettings, run_sweep
 from rtrig.units import format_hz, parse_frequency
 
 

@@ -6,7 +6,7 @@ kernel tick), then two equal-priority threads (APP, woken by the ISR through an
 auto-reset event, and LOAD, round-robin with a quantum). Its true per-pulse latencies
 are known and streamed out, so simulation tests can compare the rig's measurements
 with the truth sample by sample. The exact tick-level semantics are in
-``docs/model.md``; ``rtrig.host.model_ref`` reproduces them cycle for cycle.
+``docs/model.md``; ``rtrig.host.model.reference`` reproduces them cycle for cycle.
 """
 
 from amaranth import Cat, Module, Mux, Signal, unsigned

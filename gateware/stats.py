@@ -17,7 +17,7 @@ it once at the end:
 
 The register map is in :mod:`rtrig.protocol` (addresses 0x060..0x07F); the layout of the
 scalar words read through ``STAT_DATA`` is :data:`STAT_WORDS` here, imported by the
-host (:mod:`rtrig.host.stats`).
+host (:mod:`rtrig.host.procedures.stats`).
 
 Widths and limits (documented in ``docs/statistics.md``)
 -------------------------------------------------------

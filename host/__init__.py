@@ -17,15 +17,19 @@ import importlib
 
 #: Public name → the module that defines it.
 _EXPORTS = {
-    "open_rig": "rig", "Rig": "rig",
-    "CaptureSettings": "settings",
-    "run_capture": "measure", "measure": "measure", "CaptureResult": "run",
-    "run_stats_capture": "stats", "choose_mode": "stats", "StatsCaptureResult": "stats",
-    "run_sweep": "sweep", "SweepSettings": "sweep", "SweepResult": "sweep",
-    "run_selftest": "selftest",
+    "open_rig": "rig.rig", "Rig": "rig.rig",
+    "CaptureSettings": "procedures.settings",
+    "run_capture": "procedures.measure", "measure": "procedures.measure",
+    "CaptureResult": "rig.run",
+    "run_stats_capture": "procedures.stats", "choose_mode": "procedures.stats",
+    "StatsCaptureResult": "procedures.stats",
+    "run_sweep": "procedures.sweep", "SweepSettings": "procedures.sweep",
+    "SweepResult": "procedures.sweep",
+    "run_selftest": "procedures.selftest",
     "capture_summary": "analysis", "channel_stats": "analysis",
     "write_report": "report",
-    "export": "export",
+    "export": "integrations.export",
+    "RigAPI": "api",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -125,9 +125,9 @@ def _circles(graph):
 
 def test_the_module_map_is_read():
     # the test would pass vacuously if it found no modules or no imports
-    assert {"rtrig.capture", "rtrig.host.rig", "rtrig.gateware.top",
+    assert {"rtrig.capture", "rtrig.host.rig.rig", "rtrig.gateware.top",
             "rtrig.boards.build"} <= MODULES.keys()
-    assert "rtrig.protocol" in GRAPH["rtrig.host.rig"]
+    assert "rtrig.protocol" in GRAPH["rtrig.host.rig.rig"]
     assert "rtrig.host.cli.options" in GRAPH["rtrig.host.cli.capture"]
 
 

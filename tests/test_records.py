@@ -9,7 +9,7 @@ import pytest
 
 from rtrig.gateware.matcher import LatencyRecord
 from rtrig.gateware.top import EventRecord, TruthWireRecord
-from rtrig.host.link import (
+from rtrig.host.rig.link import (
     _STREAMS,
     WIRE_EVENT,
     WIRE_LATENCY,

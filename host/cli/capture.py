@@ -7,7 +7,7 @@ import click
 
 from ...errors import UsageError
 from ...units import format_ns
-from ..model_params import target_model
+from ..model.params import target_model
 from .options import (
     CONTEXT,
     DURATION,
@@ -61,8 +61,8 @@ def capture(obj, target, model_text, preset, load, channels, output, as_json, qu
             gap, timeout, raw, truth, mode, bin_shift):
     """Send stimulus pulses and record every response latency."""
     obj.use_target(target, firmware, console)
-    from ..measure import measure
-    from ..settings import CaptureSettings, default_channels, parse_channels
+    from ..procedures.measure import measure
+    from ..procedures.settings import CaptureSettings, default_channels, parse_channels
     if count is not None and duration is not None:
         raise UsageError("give --count or --duration, not both")
     if count is None and duration is None:

@@ -25,7 +25,7 @@ def report(captures, output, title):
     histograms and tail curves. A CAPTURE may also be a `cyclictest -h` histogram
     file: it is shown beside the rig's captures. The file embeds plotly.js and works offline.
     """
-    from ..cyclictest import split_paths
+    from ..integrations.cyclictest import split_paths
     from ..report import write_report
     t = time.perf_counter()
     captures, histograms = split_paths(captures)     # cyclictest -h files beside captures
@@ -48,8 +48,8 @@ def report(captures, output, title):
 def export(capture, fmt, output, buckets):
     """Export CAPTURE for other tools: CSV, JSON, VCD or a cyclictest histogram."""
     from ...capture import load
-    from ..export import SUFFIX
-    from ..export import export as do_export
+    from ..integrations.export import SUFFIX
+    from ..integrations.export import export as do_export
     options = {}
     if buckets is not None:
         if fmt != "cyclictest":

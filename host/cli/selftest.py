@@ -19,7 +19,7 @@ __all__ = ["selftest"]
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def selftest(obj, wire, as_json):
     """Check the rig itself: loopback delays and frequencies must read exactly."""
-    from ..selftest import run_selftest
+    from ..procedures.selftest import run_selftest
     with obj.rig() as rig:
         results = run_selftest(rig, log=lambda m: click.echo(m, err=True), wire=wire)
     ok = all(r["passed"] for r in results)

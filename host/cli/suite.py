@@ -62,7 +62,7 @@ def print_table(res):
 def suite(obj, target, tests, iterations, load, firmware, console, output, as_json, quiet):
     """Run the kernel suite on the target and time every iteration from outside."""
     from ...firmware import SUITE_IMAGE, default_firmware
-    from ..suite import patch_config, run_suite, select_tests, wait_ready
+    from ..procedures.suite import patch_config, run_suite, select_tests, wait_ready
     chosen = select_tests(tests)
     soc_twin = target == "soc" and obj.sim
     if not soc_twin and iterations != 1000:

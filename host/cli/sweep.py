@@ -6,7 +6,7 @@ import json
 import click
 
 from ...units import format_hz
-from ..model_params import target_model
+from ..model.params import target_model
 from .options import (
     CONTEXT,
     DURATION,
@@ -82,7 +82,7 @@ def sweep(obj, target, model_text, preset, load, channels, output, as_json, quie
     the result; every step is recorded in the sweep capture.
     """
     obj.use_target(target, firmware, console)
-    from ..sweep import SweepSettings, run_sweep
+    from ..procedures.sweep import SweepSettings, run_sweep
     chans = tuple(c.strip().lower() for c in channels.split(",") if c.strip())
     settings = SweepSettings(
         f_from=f_from, f_to=f_to, target=target, model=target_model(target, preset, model_text),

@@ -450,7 +450,7 @@ def stats_plot_data(cap, max_bins=HIST_BINS):
     """What the report plots for a statistics-mode capture (the rig's on-chip
     histograms; no per-pulse data), with the keys of :func:`channel_plot_data`.
 
-    ``stats`` are :func:`rtrig.host.stats.stats_summary`'s (percentiles to one bin);
+    ``stats`` are :func:`rtrig.host.procedures.stats.stats_summary`'s (percentiles to one bin);
     ``hist`` is the rig's histogram trimmed to its used bins and merged by a whole
     factor down to at most ``max_bins`` bins; ``tail`` the exceedance at the lower
     edge of each used bin (the overflow counts at the top); ``envelope`` and

@@ -119,7 +119,7 @@ def _describe(cap):
 def _link_counters(link):
     """Every loss counter of a capture's ``final["link"]``; a nonzero one in bold red,
     with what it means as its tooltip."""
-    from ..link import LINK_COUNTERS
+    from ..rig.link import LINK_COUNTERS
     out = []
     for k, (_, label, meaning) in LINK_COUNTERS.items():
         if k not in link:
@@ -242,7 +242,7 @@ def build_report(captures, title=None, labels=None, cyclictest=()):
     captures; the numbers are the same, but a scanned capture's records are read
     block by block (see :class:`CaptureReduction`) and never held whole.
     ``cyclictest``: parsed cyclictest histograms shown beside them
-    (:mod:`rtrig.host.cyclictest`).
+    (:mod:`rtrig.host.integrations.cyclictest`).
     """
     import plotly
     import plotly.offline
@@ -290,7 +290,7 @@ def build_report(captures, title=None, labels=None, cyclictest=()):
                                  for i, (lb, d) in enumerate(zip(labels, datas, strict=True))
                                  for j, name in enumerate(d)]))
     if cyclictest:
-        from ..cyclictest import report_section
+        from ..integrations.cyclictest import report_section
         report_section(page, cyclictest, datas, labels)
     for cap, lb, d, pers in zip(captures, labels, datas, perss, strict=True):
         _capture_section(page, cap, lb, d, pers)

@@ -9,7 +9,7 @@ import re
 import numpy as np
 
 from ...capture import CaptureChunks, load
-from ..suite import split_tests
+from ..procedures.suite import split_tests
 from .data import exceedance
 from .figures import _AXIS, PALETTE, _layout, _us, tail_figure
 
@@ -21,7 +21,7 @@ _HEADS = ["test", "count", "cold", "min", "mean", "p50", "p99", "p99.99", "max",
 
 
 def suite_iterations(cap):
-    """``{test: iterations}`` of a suite capture (:data:`~rtrig.host.suite.ITERATION_DTYPE`,
+    """``{test: iterations}`` of a suite capture (:data:`~rtrig.host.procedures.suite.ITERATION_DTYPE`,
     from its raw events) and the target's own cycle counts ``{test: [cycles]}`` when it
     gave them."""
     if isinstance(cap, CaptureChunks):

@@ -3,7 +3,7 @@
 
 import pytest
 
-from rtrig.host.budget import BudgetError, check, parse_budget
+from rtrig.host.integrations.budget import BudgetError, check, parse_budget
 
 
 def _cap(path="c.rtrig", **isr):

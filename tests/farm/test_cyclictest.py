@@ -12,7 +12,7 @@ import pytest
 
 from rtrig.errors import CaptureFormatError
 from rtrig.host.cli import main
-from rtrig.host.cyclictest import parse, read
+from rtrig.host.integrations.cyclictest import parse, read
 
 DATA = Path(__file__).with_name("data")
 

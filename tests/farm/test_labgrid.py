@@ -131,7 +131,7 @@ def test_two_places_run_a_budget_test_in_parallel(tmp_path):
         _clients(coord, [("-p", name, "acquire") for name in PLACES], env)
         for name in PLACES:
             (tmp_path / f"{name}.yaml").write_text(
-                "imports:\n  - rtrig.host.labgrid_driver\n"
+                "imports:\n  - rtrig.host.integrations.labgrid_driver\n"
                 "targets:\n  main:\n    resources:\n      RemotePlace:\n"
                 f"        name: {name}\n    drivers:\n      RtrigDriver:\n"
                 "        dut: loopback\n")

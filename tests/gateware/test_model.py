@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Simulation tests of the model target against exact cycle counts and against the
-cycle-exact Python reference (``rtrig.host.model_ref``)."""
+cycle-exact Python reference (``rtrig.host.model.reference``)."""
 
 import os
 
@@ -9,7 +9,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from rtrig.gateware.model import PARAM_SETTLE, ModelTarget, TruthChannel
-from rtrig.host.model_ref import ModelParams, periodic_edges, simulate
+from rtrig.host.model.reference import ModelParams, periodic_edges, simulate
 
 
 class Run:
@@ -289,7 +289,7 @@ def test_heartbeat_rate_with_tick():
 
 
 def test_jitter_follows_reference_sequence():
-    from rtrig.host.model_ref import jitter_sequence
+    from rtrig.host.model.reference import jitter_sequence
     params = P(isr_entry=4, isr_jitter=20, isr_service=3, app=False, seed=0xACE1_2345)
     edges = periodic_edges(40, 20)
     run = run_model(params, edges, cycles=20 * 40)

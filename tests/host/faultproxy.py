@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """A TCP proxy that damages the rig's link on purpose, for the fault tests.
 
-It sits between the host (a ``socket://`` URL for :class:`rtrig.host.link.RigLink`)
+It sits between the host (a ``socket://`` URL for :class:`rtrig.host.rig.link.RigLink`)
 and the simulation twin. Host → rig bytes pass unchanged. Rig → host bytes are cut
 into packets at SLIP ``END`` and each stream packet (EVENT, LATENCY, TRUTH) is
 passed, dropped or damaged as the plan says; register responses pass too, unless

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""How long an MF step runs (rtrig.host.beat) and what it does to a sweep's search:
+"""How long an MF step runs (rtrig.host.procedures.beat) and what it does to a sweep's search:
 against fake measurements whose miss needs the target's tick at one phase of the pulse
 train."""
 
@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from rtrig.host.beat import cover_ticks, max_phase_gap, step_pulses, target_tick
-from rtrig.host.search import search_threshold
+from rtrig.host.procedures.beat import cover_ticks, max_phase_gap, step_pulses, target_tick
+from rtrig.host.procedures.search import search_threshold
 
 TICK_HZ = 100_000_000
 TICK = 100_000              # the target's 1 ms tick in rig ticks
@@ -121,7 +121,7 @@ def test_sweeper_steps_cover_the_tick_and_the_confirmation_looks_again(tmp_path,
     # and the confirmation at the frequency that missed sends up to 5 × --max-pulses.
     import types
 
-    from rtrig.host import sweep as sweep_mod
+    from rtrig.host.procedures import sweep as sweep_mod
 
     rng = random.Random(7)
     sent = []

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from test_report import TICK_HZ, events_from_records, make_records, write_capture
 
-from rtrig.host import export as ex
 from rtrig.host.analysis import channel_stats
 from rtrig.host.cli import main
+from rtrig.host.integrations import export as ex
 from rtrig.protocol import ChanFlags
 
 SIGROK = shutil.which("sigrok-cli")

@@ -10,7 +10,7 @@ from rtrig import load
 from rtrig.channels import channel_numbers, lat_edges_for, parse_interval
 from rtrig.errors import UsageError
 from rtrig.host import CaptureSettings, open_rig, run_capture
-from rtrig.host.rig import Rig
+from rtrig.host.rig.rig import Rig
 from rtrig.protocol import LAT_EDGES_RESET, Caps, Input, Reg
 
 

@@ -10,9 +10,10 @@ import time
 import numpy as np
 import pytest
 
-from rtrig.host.model_cycles import simulate_cycles
-from rtrig.host.model_figures import load_progress, mf_app, mf_isr, sf
-from rtrig.host.model_ref import (
+from rtrig.host.model.cycles import simulate_cycles
+from rtrig.host.model.figures import load_progress, mf_app, mf_isr, sf
+from rtrig.host.model.presets import PRESETS, PRESETS_NS, preset
+from rtrig.host.model.reference import (
     TICK_NS,
     ModelParams,
     jitter_sequence,
@@ -21,7 +22,6 @@ from rtrig.host.model_ref import (
     simulate_periodic,
     xorshift32,
 )
-from rtrig.host.presets import PRESETS, PRESETS_NS, preset
 
 FIELDS = ("isr_latency", "isr_completion", "isr_missed",
           "app_latency", "app_completion", "app_missed")

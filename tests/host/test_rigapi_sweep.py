@@ -3,8 +3,8 @@
 
 from types import SimpleNamespace
 
-import rtrig.host.sweep as sweep_mod
-from rtrig.host.rigapi import RigAPI
+import rtrig.host.procedures.sweep as sweep_mod
+from rtrig.host.api import RigAPI
 
 
 def test_api_sweep_passes_tick_and_max_pulses(tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ import pytest
 
 import rtrig
 from rtrig.errors import LinkError
-from rtrig.host.run import CaptureRun, end_status
+from rtrig.host.rig.run import CaptureRun, end_status
 from rtrig.protocol import LATENCY_DTYPE
 
 
@@ -83,7 +83,7 @@ def test_the_procedures_write_through_capture_run():
     # capture, statistics and sweep end their files in one place
     import inspect
 
-    from rtrig.host import measure, stats, sweep
+    from rtrig.host.procedures import measure, stats, sweep
     for mod in (measure, stats, sweep):
         src = inspect.getsource(mod)
         assert "CaptureRun(" in src and "CaptureWriter(" not in src, mod.__name__

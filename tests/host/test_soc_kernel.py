@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from rtrig.host import open_rig
-from rtrig.host.soc_console import read_console
+from rtrig.host.sim.console import read_console
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "firmware" / "build" / "rtrig-soc"

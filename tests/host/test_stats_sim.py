@@ -11,8 +11,8 @@ import pytest
 from rtrig import load
 from rtrig.host import CaptureSettings, open_rig, run_capture
 from rtrig.host.analysis import channel_stats, stats_summary
-from rtrig.host.presets import PRESETS
-from rtrig.host.stats import choose_mode, read_stats, run_stats_capture
+from rtrig.host.model.presets import PRESETS
+from rtrig.host.procedures.stats import choose_mode, read_stats, run_stats_capture
 from rtrig.protocol import ChanFlags, Reg
 
 TICK_HZ = 100_000_000

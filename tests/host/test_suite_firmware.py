@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The kernel suite (firmware/apps/suite, docs/suite.md) on the SoC twin, run by
-:func:`rtrig.host.suite.run_suite` as ``rtrig suite`` runs it: the TRACE framing, one
+:func:`rtrig.host.procedures.suite.run_suite` as ``rtrig suite`` runs it: the TRACE framing, one
 MARKER2 pulse per test, every iteration's rig interval against the firmware's own
 mcycle count (±1 SoC cycle), the priority-inversion bounds the test programs set (known
 spins), and the truths the suite exists to show: thread-switch time flat from 2 to 128
@@ -17,7 +17,7 @@ import pytest
 from rtrig import load
 from rtrig.firmware import FIRMWARE_DIR, SUITE_IMAGE
 from rtrig.host import open_rig
-from rtrig.host.suite import (
+from rtrig.host.procedures.suite import (
     NESTED_OFFSETS_NS,
     TESTS,
     parse_trace,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rtrig.errors import UsageError
-from rtrig.host.suite import (
+from rtrig.host.procedures.suite import (
     IRQ_TESTS,
     ITERATION_DTYPE,
     MAGIC,

@@ -6,9 +6,9 @@ import numpy as np
 
 from rtrig import load
 from rtrig.capture import CaptureWriter
-from rtrig.host.export import export
+from rtrig.host.integrations.export import export
+from rtrig.host.procedures.suite import iteration_figures, split_tests
 from rtrig.host.report.page import write_report
-from rtrig.host.suite import iteration_figures, split_tests
 from rtrig.protocol import EVENT_DTYPE, Input
 
 TESTS = ("yield", "thread_switch_2", "thread_switch_10")

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import rtrig
-from rtrig.host import sweep as sweep_mod
 from rtrig.host.cli import main
-from rtrig.host.model_figures import mf_app, mf_isr, sf
-from rtrig.host.model_ref import ModelParams, simulate_periodic
-from rtrig.host.sweep import SweepSettings, default_pulses, run_sweep, search_threshold
+from rtrig.host.model.figures import mf_app, mf_isr, sf
+from rtrig.host.model.reference import ModelParams, simulate_periodic
+from rtrig.host.procedures import sweep as sweep_mod
+from rtrig.host.procedures.sweep import SweepSettings, default_pulses, run_sweep, search_threshold
 
 TICK_HZ = 100_000_000
 

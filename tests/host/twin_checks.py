@@ -4,7 +4,7 @@ default twin; ``test_sim_board.py``, a board's twin)."""
 
 from rtrig import load
 from rtrig.host import CaptureSettings, run_capture
-from rtrig.host.selftest import compare_with_truth
+from rtrig.host.procedures.selftest import compare_with_truth
 
 
 def model_capture_matches_truth(session, tmp_path):

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import LinkError, UsageError
-from ..protocol import STIM_INPUT, Caps, Input, PacketType, Reg
-from ..units import format_s
-from .analysis import claimable, ticks_to_ns
-from .link import decode_events
-from .run import CaptureRun, Progress, capture_meta
+from ...errors import LinkError, UsageError
+from ...protocol import STIM_INPUT, Caps, Input, PacketType, Reg
+from ...units import format_s
+from ..analysis import claimable, ticks_to_ns
+from ..rig.link import decode_events
+from ..rig.run import CaptureRun, Progress, capture_meta
 from .settings import CaptureSettings
 
 __all__ = ["TESTS", "IRQ_TESTS", "NESTED_OFFSETS_NS", "rows_of", "part_offset", "patch_config", "parse_trace", "wait_ready", "select_tests", "run_suite",

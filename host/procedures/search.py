@@ -12,7 +12,7 @@ so it is tested against fake measurements with known thresholds.
 import math
 from dataclasses import asdict, dataclass
 
-from ..units import format_hz
+from ...units import format_hz
 
 __all__ = ["Threshold", "search_threshold"]
 

@@ -22,7 +22,7 @@ limit, the measured value and the capture file).
 
 from dataclasses import dataclass
 
-from ..units import format_hz, format_s, parse_duration, parse_frequency
+from ...units import format_hz, format_s, parse_duration, parse_frequency
 
 __all__ = ["Limit", "Violation", "BudgetError", "parse_budget", "check", "LATENCY_FIGURES",
            "SWEEP_FIGURES"]

@@ -6,11 +6,11 @@ checks every value against the register it goes to before anything runs."""
 import math
 from dataclasses import dataclass, field
 
-from ..channels import CHANNEL_HELP, channel_numbers
-from ..errors import UsageError
-from ..protocol import Reg
-from ..units import format_s
-from .rig import MODEL_REGS, TARGETS, register_max
+from ...channels import CHANNEL_HELP, channel_numbers
+from ...errors import UsageError
+from ...protocol import Reg
+from ...units import format_s
+from ..rig.rig import MODEL_REGS, TARGETS, register_max
 
 __all__ = ["CaptureSettings", "default_channels", "parse_channels"]
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """MF and SF of a model parameter set, from the event-driven reference
-(:func:`rtrig.host.model_ref.simulate`): the figures a sweep of the model target must
+(:func:`rtrig.host.model.reference.simulate`): the figures a sweep of the model target must
 find. Each is the threshold period of a predicate that holds below it, found by
 :func:`_largest_true`."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .model_ref import TICK_NS, ModelParams, _Eff, simulate, simulate_periodic
+from .reference import TICK_NS, ModelParams, _Eff, simulate, simulate_periodic
 
 __all__ = ["mf_isr", "mf_app", "sf", "load_progress"]
 

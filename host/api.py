@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The library API on one open rig, as tests and farm drivers call it.
 
-:class:`RigAPI` wraps a rig (:func:`rtrig.host.rig.open_rig`) and offers
+:class:`RigAPI` wraps a rig (:func:`rtrig.host.rig.rig.open_rig`) and offers
 ``capture`` and ``sweep`` with the CLI's units (``"5k"``, ``"20us"``) and defaults.
-The pytest plugin (:mod:`rtrig.host.pytest_plugin`) and the labgrid driver
-(:mod:`rtrig.host.labgrid_driver`) both hand this object to tests, so a rig
+The pytest plugin (:mod:`rtrig.host.integrations.pytest_plugin`) and the labgrid driver
+(:mod:`rtrig.host.integrations.labgrid_driver`) both hand this object to tests, so a rig
 reached directly, through the simulation twin or through labgrid behaves alike.
 It is the one place that knows how a session is driven: pointing it at another rig
 interface changes nothing above it.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..units import parse_duration, parse_frequency
-from .rig import TARGETS as RIG_TARGETS
+from .rig.rig import TARGETS as RIG_TARGETS
 
 __all__ = ["RigAPI", "open_api", "TARGETS"]
 
@@ -45,7 +45,7 @@ def _seconds(value, what):
 class RigAPI:
     """``capture`` and ``sweep`` on one open rig session.
 
-    ``session``: a :class:`rtrig.host.rig.Rig`; ``captures``: the folder
+    ``session``: a :class:`rtrig.host.rig.rig.Rig`; ``captures``: the folder
     where capture files go when a call names none; ``target``: the default target of
     every call (``external`` on a real rig, ``model`` or ``loopback`` on the twin).
     """
@@ -77,7 +77,7 @@ class RigAPI:
             if preset or model:
                 raise UsageError("preset and model apply to target 'model' only")
             return None
-        from .model_params import model_params
+        from .model.params import model_params
         if isinstance(model, dict):
             model = ",".join(f"{k}={v}" for k, v in model.items())
         return model_params(preset, model)
@@ -93,8 +93,8 @@ class RigAPI:
         ``"k=v,…"`` with units) set the model target; ``mode``: ``auto``,
         ``records`` or ``statistics``, as ``rtrig capture --mode``.
         """
-        from .measure import measure
-        from .settings import CaptureSettings, default_channels, parse_channels
+        from .procedures.measure import measure
+        from .procedures.settings import CaptureSettings, default_channels, parse_channels
         target = target or self.target
         if target not in TARGETS:
             raise UsageError(f"unknown target '{target}'", hint=f"one of: {', '.join(TARGETS)}")
@@ -118,9 +118,9 @@ class RigAPI:
         returns the sweep result (``.value("mf_isr_hz")``, ``.path``, ``.to_json()``).
         ``tick``: the target's tick in seconds (0: none; None: the model's, else 1 ms),
         which MF steps cover in every phase (docs/sweep.md); ``max_pulses``: their cap."""
-        from .sweep import SweepSettings, run_sweep
+        from .procedures.sweep import SweepSettings, run_sweep
         target = target or self.target
-        from .settings import parse_channels
+        from .procedures.settings import parse_channels
         channels = parse_channels(channels)
         params = self._model(target, preset, model)
         settings = SweepSettings(
@@ -138,7 +138,7 @@ def open_api(port=None, sim=False, target=None, firmware=None, captures="capture
              baudrate=3_000_000, log=None):
     """Open a rig (``port``, or the simulation twin with ``sim``) and yield a
     :class:`RigAPI` on it; the rig (and the twin) is closed on leaving."""
-    from .rig import open_rig
+    from .rig.rig import open_rig
     if target is None:
         target = "model" if sim else "external"
     if firmware is not None and not (sim and target == "soc"):

@@ -4,7 +4,7 @@
 MF (max frequency) of a channel is the lowest stimulus frequency at which the
 channel misses a pulse; SF (saturation frequency) the lowest at which the target's
 LOAD task no longer runs (load progress below a threshold). Each is found by
-:func:`rtrig.host.search.search_threshold` over measurement steps made here.
+:func:`rtrig.host.procedures.search.search_threshold` over measurement steps made here.
 ``docs/sweep.md`` explains the choices (pulse counts, stimulus jitter, how load
 progress is measured).
 
@@ -25,18 +25,18 @@ from pathlib import Path
 
 import numpy as np
 
-from ..capture import load
-from ..errors import LinkError, UsageError
-from ..protocol import Reg
-from ..units import format_hz
-from .analysis import missed_mask
+from ...capture import load
+from ...errors import LinkError, UsageError
+from ...protocol import Reg
+from ...units import format_hz
+from ..analysis import missed_mask
+from ..rig.rig import POLL_S, register_max
+from ..rig.run import CaptureRun, now, rig_meta
+from ..sim.console import check_soc_run
 from .beat import CONFIRM_FACTOR, step_pulses, target_tick
 from .measure import run_capture
-from .rig import POLL_S, register_max
-from .run import CaptureRun, now, rig_meta
 from .search import Threshold, search_threshold
 from .settings import CaptureSettings
-from .soc_console import check_soc_run
 
 __all__ = ["SweepSettings", "SweepResult", "Threshold", "search_threshold", "run_sweep",
            "default_pulses", "FIGURES"]
@@ -44,7 +44,7 @@ __all__ = ["SweepSettings", "SweepResult", "Threshold", "search_threshold", "run
 #: Figure name → what it is, for tables and reasons.
 FIGURES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
 
-#: The host link's loss counters a sweep step records (rtrig.host.link.LINK_COUNTERS).
+#: The host link's loss counters a sweep step records (rtrig.host.rig.link.LINK_COUNTERS).
 _HOST_COUNTERS = ("crc_errors", "lost_packets", "bad_payloads", "duplicates")
 
 #: Records the rig's latency FIFO holds (gateware ``fifo_depth``, less a margin):
@@ -248,7 +248,7 @@ class _Sweeper:
         T = self.period(f)
         J = self.jitter_ticks(T)
         # Enough pulses for the target's tick to meet every phase of the train
-        # (rtrig.host.beat; docs/sweep.md, "Pulses per step").
+        # (rtrig.host.procedures.beat; docs/sweep.md, "Pulses per step").
         max_n = st.step_cap if self.on_chip else max(st.n_pulses, _FIFO_RECORDS)
         n, cover = step_pulses(T, self.target_tick, st.n_pulses, st.phase_gap, max_n, J)
         if self.target_tick and phase == "confirm" and self.missed_at.get((channel, T)):
@@ -438,7 +438,7 @@ def run_sweep(session, settings, path, log=None):
     st = settings.validate()
     log = log or (lambda msg: print(msg, file=sys.stderr))
     if st.target == "model" and st.model is None:
-        from .model_ref import ModelParams
+        from ..model.reference import ModelParams
         st.model = asdict(ModelParams())
     app_on = st.target != "model" or bool((st.model or {}).get("app", True))
     sw = _Sweeper(session, st, log)

@@ -8,7 +8,7 @@ a write to ``SIM_EXIT``, a line ``SIM_EXIT <code>`` (``host/sim/harness.cpp``).
 
 import re
 
-from ..errors import SimulationError
+from ...errors import SimulationError
 
 __all__ = ["read_console", "check_soc_run", "CONSOLE_TAIL"]
 

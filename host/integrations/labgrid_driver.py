@@ -3,12 +3,12 @@
 
 ``RtrigDriver`` binds to the serial port a labgrid place has for the rig (a local
 ``SerialPort`` or an exported ``NetworkSerialPort``) and offers the calls of the
-pytest fixture (:class:`rtrig.host.rigapi.RigAPI`): ``capture``, ``sweep`` and
+pytest fixture (:class:`rtrig.host.api.RigAPI`): ``capture``, ``sweep`` and
 ``info``. Activating it opens the rig and checks its gateware; deactivating it
 closes the link. In a labgrid environment file::
 
     imports:
-      - rtrig.host.labgrid_driver
+      - rtrig.host.integrations.labgrid_driver
     targets:
       main:
         resources:
@@ -19,7 +19,7 @@ closes the link. In a labgrid environment file::
             dut: external
 
 With ``pytest --lg-env env.yaml`` the ``rtrig`` fixture takes its rig from this
-driver (:mod:`rtrig.host.pytest_plugin`).
+driver (:mod:`rtrig.host.integrations.pytest_plugin`).
 """
 
 import contextlib
@@ -32,7 +32,7 @@ from labgrid.resource import SerialPort
 from labgrid.step import step
 from labgrid.util.proxy import proxymanager
 
-from .rigapi import TARGETS, RigAPI
+from ..api import TARGETS, RigAPI
 
 __all__ = ["RtrigDriver", "port_url"]
 
@@ -70,7 +70,7 @@ class RtrigDriver(Driver):
         self._api = None
 
     def on_activate(self):
-        from .rig import open_rig
+        from ..rig.rig import open_rig
         url, speed = port_url(self.port)
         stack = contextlib.ExitStack()
         try:
@@ -96,13 +96,13 @@ class RtrigDriver(Driver):
     @Driver.check_active
     @step(args=["freq", "count"], result=False)
     def capture(self, freq="1k", count=1000, **kwargs):
-        """:meth:`rtrig.host.rigapi.RigAPI.capture` on this place's rig."""
+        """:meth:`rtrig.host.api.RigAPI.capture` on this place's rig."""
         self._api.captures = Path(self.captures)
         return self._api.capture(freq, count, **kwargs)
 
     @Driver.check_active
     @step(args=["f_from", "f_to"], result=False)
     def sweep(self, f_from, f_to, **kwargs):
-        """:meth:`rtrig.host.rigapi.RigAPI.sweep` on this place's rig."""
+        """:meth:`rtrig.host.api.RigAPI.sweep` on this place's rig."""
         self._api.captures = Path(self.captures)
         return self._api.sweep(f_from, f_to, **kwargs)

@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__
-from ..capture import CaptureWriter
-from ..channels import channel_numbers
-from ..errors import LinkError
+from ... import __version__
+from ...capture import CaptureWriter
+from ...channels import channel_numbers
+from ...errors import LinkError
 
 __all__ = ["CaptureRun", "CaptureResult", "Progress", "rig_meta", "capture_meta", "now"]
 

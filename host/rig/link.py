@@ -11,10 +11,10 @@ import time
 import numpy as np
 import serial
 
-from ..errors import LinkError, NotARigError
-from ..framing import SlipDecoder, frame
-from ..protocol import RIG_ID, ChanFlags, PacketType, Reg
-from ..records import EVENT, EVENT_DTYPE, LATENCY, LATENCY_DTYPE, RECORDS, TRUTH, TRUTH_DTYPE
+from ...errors import LinkError, NotARigError
+from ...framing import SlipDecoder, frame
+from ...protocol import RIG_ID, ChanFlags, PacketType, Reg
+from ...records import EVENT, EVENT_DTYPE, LATENCY, LATENCY_DTYPE, RECORDS, TRUTH, TRUTH_DTYPE
 
 __all__ = ["RigLink", "LossCounter", "LINK_COUNTERS", "WIRE_LATENCY", "WIRE_EVENT",
            "WIRE_TRUTH", "decode_latency", "decode_events", "decode_truth"]

@@ -3,22 +3,22 @@
 
 :func:`run_capture` is the procedure the CLI's ``capture`` runs (and selftest, and a
 sweep step on a rig without on-chip statistics); a notebook can call it directly on
-a :class:`~rtrig.host.rig.Rig` from :func:`~rtrig.host.rig.open_rig`.
+a :class:`~rtrig.host.rig.rig.Rig` from :func:`~rtrig.host.rig.rig.open_rig`.
 """
 
 import time
 from pathlib import Path
 
-from ..capture import load
-from ..channels import is_interval
-from ..errors import UsageError
-from ..protocol import PacketType, Reg
-from .analysis import capture_summary
-from .link import decode_events, decode_latency, decode_truth
-from .rig import DRAIN_TICKS, open_rig
-from .run import CaptureResult, CaptureRun, Progress, capture_meta
+from ...capture import load
+from ...channels import is_interval
+from ...errors import UsageError
+from ...protocol import PacketType, Reg
+from ..analysis import capture_summary
+from ..rig.link import decode_events, decode_latency, decode_truth
+from ..rig.rig import DRAIN_TICKS, open_rig
+from ..rig.run import CaptureResult, CaptureRun, Progress, capture_meta
+from ..sim.console import check_soc_run
 from .settings import CaptureSettings
-from .soc_console import check_soc_run
 
 __all__ = ["run_capture", "measure", "CaptureResult", "CaptureSettings", "open_rig"]
 
@@ -177,11 +177,11 @@ def _collect(rig, records, regs, raw_events, bar):
 
 def measure(rig, settings, path, mode="auto", bin_shift=None, progress=True, log=None):
     """One capture in ``mode``: ``records`` (:func:`run_capture`), ``statistics``
-    (:func:`rtrig.host.stats.run_stats_capture`, with ``bin_shift``) or ``auto``
-    (records when the link carries every record, :func:`~rtrig.host.stats.choose_mode`).
+    (:func:`rtrig.host.procedures.stats.run_stats_capture`, with ``bin_shift``) or ``auto``
+    (records when the link carries every record, :func:`~rtrig.host.procedures.stats.choose_mode`).
     ``log`` is told the mode auto chose. Returns the capture's result; on the SoC twin,
     a firmware that ended or never answered is an error once the file is written
-    (:func:`rtrig.host.soc_console.check_soc_run`)."""
+    (:func:`rtrig.host.sim.console.check_soc_run`)."""
     from .stats import choose_mode, run_stats_capture
     if mode not in ("auto", "records", "statistics"):
         raise UsageError(f"unknown mode '{mode}'", hint="auto, records or statistics")

@@ -5,8 +5,8 @@ the CLI's ``--preset``/``--model`` and the library's string arguments give them.
 import math
 from dataclasses import asdict, fields
 
-from ..errors import UsageError
-from ..units import format_s, parse_duration
+from ...errors import UsageError
+from ...units import format_s, parse_duration
 
 __all__ = ["model_params", "target_model"]
 
@@ -16,8 +16,8 @@ def _parse_model(text):
 
     Durations take units; a key spelt with ``_ns`` also takes a bare number of
     nanoseconds (``isr_entry_ns=1400``). Each value must fit its model register."""
-    from .model_ref import TICK_NS, ModelParams
-    from .rig import MODEL_REGS, register_max
+    from ..rig.rig import MODEL_REGS, register_max
+    from .reference import TICK_NS, ModelParams
     names = [f.name for f in fields(ModelParams)]
     out = {}
     if not text:
@@ -76,7 +76,7 @@ def _is_number(text):
 
 def model_params(preset, model_text):
     """Model parameters (ticks, ModelParams fields) from a preset and overrides."""
-    from .model_ref import ModelParams
+    from .reference import ModelParams
     base = {}
     if preset:
         from .presets import PRESETS

@@ -10,7 +10,7 @@ cannot follow the paper.
 
 from __future__ import annotations
 
-from .model_ref import ModelParams
+from .reference import ModelParams
 
 __all__ = ["PRESETS_NS", "PRESETS", "preset"]
 

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..capture import MAGIC
-from ..errors import CaptureFormatError
+from ...capture import MAGIC
+from ...errors import CaptureFormatError
 
 __all__ = ["Histogram", "parse", "read", "is_cyclictest", "split_paths", "report_section"]
 
@@ -328,7 +328,7 @@ def report_section(page, histograms, rig, labels):
     """Add the side-by-side section to a report page (``page.add(html)``,
     ``page.figure(fig)``). ``rig``: the per-channel plot data of each capture (as the
     report computed it), ``labels`` their labels."""
-    from .report.figures import tail_figure
+    from ..report.figures import tail_figure
     page.add('<h2 id="cyclictest">Self-timed (cyclictest) and external (rig)</h2>')
     page.add('<p class="note">cyclictest times its own wake-ups with the system\'s clock '
              "(timer expiry → thread running, 1 µs buckets); the rig times the target from "

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..capture import load
-from .analysis import missed_mask
+from ...capture import load
+from ..analysis import missed_mask
 from .measure import CaptureSettings, run_capture
 
 __all__ = ["run_selftest", "LOOPBACK_CHECKS"]

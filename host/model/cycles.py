@@ -2,12 +2,12 @@
 """The model target tick by tick: :func:`simulate_cycles`, the literal
 register-transfer description of ``rtrig.gateware.model.ModelTarget``, written in the
 gateware's own shape. Slow (~1 µs of Python per tick); it exists to cross-check the
-event-driven :func:`rtrig.host.model_ref.simulate` in the tests, which must return the
-same :class:`~rtrig.host.model_ref.ModelResult` for the same inputs."""
+event-driven :func:`rtrig.host.model.reference.simulate` in the tests, which must return the
+same :class:`~rtrig.host.model.reference.ModelResult` for the same inputs."""
 
 from __future__ import annotations
 
-from .model_ref import (
+from .reference import (
     _MASK32,
     ModelParams,
     ModelResult,

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import UsageError
-from ..protocol import STIM_INPUT, ChanFlags, Input
-from .analysis import channel_stats, missed_mask, stats_summary
-from .report.data import channel_records
+from ...errors import UsageError
+from ...protocol import STIM_INPUT, ChanFlags, Input
+from ..analysis import channel_stats, missed_mask, stats_summary
+from ..report.data import channel_records
 
 __all__ = ["FORMATS", "export", "write_csv", "write_json", "write_vcd", "write_cyclictest",
            "pulse_table", "cyclictest_histogram", "summary_json", "VCD_WIRES"]
@@ -157,7 +157,7 @@ def write_suite_csv(cap, f):
     """One row per iteration of a suite capture: test, iteration (0 = cold), start
     time and the rig's interval in ns, missed, and the target's own cycle count (empty
     when it gave none)."""
-    from .report.suite import suite_iterations
+    from ..report.suite import suite_iterations
     per_test, cycles = suite_iterations(cap)
     tick_ns = _tick_ns(cap)
     f.write(b"test,iteration,start_ns,time_ns,missed,self_timed_cycles\n")

@@ -8,13 +8,13 @@ them runs as before, and no rig is opened unless a test asks for the fixture.
 * ``--rtrig-port PORT`` (a serial port or pyserial URL) or ``--rtrig-sim`` (the
   simulation twin, with ``--rtrig-target`` and ``--rtrig-firmware``) say which rig;
   with labgrid's ``--lg-env`` the rig comes from the labgrid target's
-  ``RtrigDriver`` (:mod:`rtrig.host.labgrid_driver`). One rig session serves the
+  ``RtrigDriver`` (:mod:`rtrig.host.integrations.labgrid_driver`). One rig session serves the
   whole test session.
 * The ``rtrig`` fixture offers ``capture(...)`` and ``sweep(...)``
-  (:class:`rtrig.host.rigapi.RigAPI`) and remembers what the test measured; its
+  (:class:`rtrig.host.api.RigAPI`) and remembers what the test measured; its
   capture files go to ``--rtrig-captures DIR``, one folder per test.
 * ``@pytest.mark.latency_budget(channel="isr", p99="5us", missed=0, mf_isr_min="100k")``
-  checks every capture and sweep of the test (:mod:`rtrig.host.budget`); a figure
+  checks every capture and sweep of the test (:mod:`rtrig.host.integrations.budget`); a figure
   out of budget fails the test with a message naming the figure, the limit, the
   measured value and the capture file.
 * The figures go into the JUnit XML (``record_property``: ``rtrig.capture1.isr.p99_ns``
@@ -95,12 +95,12 @@ def _no_rig(message):
 
 @pytest.fixture(scope="session")
 def rtrig_session(request, tmp_path_factory):
-    """The session's rig: a :class:`~rtrig.host.rigapi.RigAPI` (or labgrid's
+    """The session's rig: a :class:`~rtrig.host.api.RigAPI` (or labgrid's
     ``RtrigDriver``, which offers the same calls). Opened on first use, closed at the
     end of the test session. A rig that cannot be had is an error of the tests that
     need it, not a failure."""
-    from ..errors import RtrigError
-    from ..units import parse_frequency
+    from ...errors import RtrigError
+    from ...units import parse_frequency
     cfg = request.config
     folder = _captures_dir(cfg, tmp_path_factory)
     if _lg_env(cfg):
@@ -123,7 +123,7 @@ def rtrig_session(request, tmp_path_factory):
         _no_rig("no rig given: use --rtrig-port PORT, --rtrig-sim, or labgrid's --lg-env")
     if port and sim:
         _no_rig("give either --rtrig-port or --rtrig-sim, not both")
-    from .rigapi import open_api
+    from ..api import open_api
     try:
         baud = int(parse_frequency(cfg.getoption("rtrig_baud")))
     except ValueError as e:
@@ -177,21 +177,21 @@ class RtrigTest:
         return self.folder / f"{kind}-{n}.rtrig"
 
     def capture(self, *args, path=None, **kwargs):
-        """:meth:`rtrig.host.rigapi.RigAPI.capture`, recorded for the budget."""
+        """:meth:`rtrig.host.api.RigAPI.capture`, recorded for the budget."""
         path = path or self._path("capture", len(self.captures) + 1)
         res = self.rig.capture(*args, path=path, **kwargs)
         self.captures.append(res)
         return res
 
     def sweep(self, *args, path=None, **kwargs):
-        """:meth:`rtrig.host.rigapi.RigAPI.sweep`, recorded for the budget."""
+        """:meth:`rtrig.host.api.RigAPI.sweep`, recorded for the budget."""
         path = path or self._path("sweep", len(self.sweeps) + 1)
         res = self.rig.sweep(*args, path=path, **kwargs)
         self.sweeps.append(res)
         return res
 
     def measured(self):
-        """The captures and sweeps as :func:`rtrig.host.budget.check` takes them."""
+        """The captures and sweeps as :func:`rtrig.host.integrations.budget.check` takes them."""
         caps = [{"path": str(c.path), "summary": c.summary} for c in self.captures]
         sws = [{"path": str(s.path),
                 "figures": {k: {"hz": t.hz if t else None,
@@ -337,7 +337,7 @@ class _Results:
         path = self.config.getoption("rtrig_results", None)
         if not path or hasattr(self.config, "workerinput"):
             return
-        from .. import __version__
+        from ... import __version__
         out = {"format": "rtrig-pytest-results", "version": 1, "rtrig_version": __version__,
                "created": datetime.datetime.now(datetime.timezone.utc).isoformat(),
                "commit": _commit(), "tests": self.rows}

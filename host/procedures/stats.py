@@ -2,7 +2,7 @@
 """On-chip statistics mode: accumulate in the rig, read once at the end (DESIGN §3).
 
 :func:`run_stats_capture` programs the stimulus and target exactly like
-:func:`rtrig.host.measure.run_capture`, runs the pulses with every link stream off
+:func:`rtrig.host.procedures.measure.run_capture`, runs the pulses with every link stream off
 while the rig's :mod:`rtrig.gateware.stats` block accumulates per channel counts,
 extrema, sums and a latency histogram, then reads them and writes a capture file with
 ``meta["mode"] == "statistics"`` and a ``STAT`` chunk. :func:`choose_mode` decides
@@ -18,13 +18,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import LinkError, UsageError
-from ..gateware.stats import N_STAT_WORDS, STAT_WORDS, WORDS_PER_CHANNEL
-from ..protocol import Reg
-from .analysis import stats_summary
-from .link import payload_bytes
-from .rig import POLL_S, channel_number
-from .run import CaptureResult, CaptureRun, Progress, capture_meta
+from ...errors import LinkError, UsageError
+from ...gateware.stats import N_STAT_WORDS, STAT_WORDS, WORDS_PER_CHANNEL
+from ...protocol import Reg
+from ..analysis import stats_summary
+from ..rig.link import payload_bytes
+from ..rig.rig import POLL_S, channel_number
+from ..rig.run import CaptureResult, CaptureRun, Progress, capture_meta
 
 __all__ = ["choose_mode", "run_stats_capture", "StatsCaptureResult", "read_stats",
            "program_statistics", "read_counts",

@@ -6,12 +6,12 @@ The semantics are defined in ``docs/model.md``; this module implements them twic
 * :func:`simulate` — event driven: it jumps from one state change to the next, so
   a run costs a few Python steps per stimulus pulse and per kernel tick, whatever
   the durations are. Use it for sweeps.
-* :func:`rtrig.host.model_cycles.simulate_cycles` — the literal tick-by-tick
+* :func:`rtrig.host.model.cycles.simulate_cycles` — the literal tick-by-tick
   register-transfer description, written in the same shape as the gateware. Slow; it
   exists to cross-check the event-driven version in the tests.
 
 MF and SF of a parameter set, found with :func:`simulate`, are in
-:mod:`rtrig.host.model_figures`.
+:mod:`rtrig.host.model.figures`.
 
 Both return a :class:`ModelResult` with one entry per stimulus pulse, identical to
 the truth records of the gateware for the same inputs, including the jitter drawn
@@ -28,7 +28,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..protocol import MODEL_PARAM_REGS
+from ...protocol import MODEL_PARAM_REGS
 
 __all__ = [
     "TICK_NS",

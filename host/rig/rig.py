@@ -8,7 +8,7 @@ run, wait, read counters — so none of them writes registers in its own order, 
 the waits that decide when a run's figures are final exist once.
 
 The register-level detail (addresses, widths) stays in :mod:`rtrig.protocol`; the
-bytes on the wire in :class:`~rtrig.host.link.RigLink`, which :attr:`Rig.link` still
+bytes on the wire in :class:`~rtrig.host.rig.link.RigLink`, which :attr:`Rig.link` still
 exposes for tests and tools that speak registers directly.
 """
 
@@ -16,9 +16,9 @@ import contextlib
 import sys
 import time
 
-from ..channels import channel_numbers, is_interval, lat_edges_for
-from ..errors import LinkError, UsageError
-from ..protocol import (
+from ...channels import channel_numbers, is_interval, lat_edges_for
+from ...errors import LinkError, UsageError
+from ...protocol import (
     GATEWARE_VERSION,
     LAT_EDGES_RESET,
     MODEL_PARAM_REGS,
@@ -232,7 +232,7 @@ class Rig:
 
     def loss_counters(self, channels):
         """Every loss counter of a records-mode run (``final["link"]``, the keys of
-        :data:`rtrig.host.link.LINK_COUNTERS`) and the pulses issued, from the rig's
+        :data:`rtrig.host.rig.link.LINK_COUNTERS`) and the pulses issued, from the rig's
         registers and the host's link.
 
         Latency records are counted exactly by their pulse index (every pulse gets one
@@ -289,7 +289,7 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
     simrig = None
     try:
         if sim:
-            from .sim import SimRig
+            from ..sim import SimRig
             opts = {"soc": True, "firmware": firmware, "console": console} if soc else {}
             opts["link"] = sim_link
             if board is not None:
