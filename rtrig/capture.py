@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import CaptureFormatError
+from .outputs import check_input, check_output
 from .protocol import EVENT_DTYPE, LATENCY_DTYPE, TRUTH_DTYPE
 
 __all__ = ["FORMAT_VERSION", "CaptureWriter", "Capture", "load", "CHANNEL_NAMES",
@@ -83,7 +84,7 @@ class CaptureWriter:
     chunk with its checksum); use as a context manager."""
 
     def __init__(self, path, meta):
-        self.path = Path(path)
+        self.path = check_output(path)   # never a device, FIFO or socket in its place
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._f = open(self.path, "wb")
         self._f.write(_HEADER.pack(MAGIC, FORMAT_VERSION, 0))
@@ -138,6 +139,7 @@ def _read(cap, keep_arrays):
     cap.steps = []
     cap.truncated, cap.truncated_at = False, None
     arrays = {k: [] for k in _ARRAYS}
+    check_input(path, CaptureFormatError)
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -162,6 +164,10 @@ def _read(cap, keep_arrays):
                 if kind is None:
                     cap.truncated, cap.truncated_at = True, off
                     break
+                if not isinstance(obj, dict):
+                    raise CaptureFormatError(
+                        f"{path}: its {kind.decode()} chunk (at byte {off}) holds a JSON "
+                        f"{_json_type(obj)}, not an object", hint="was it written by rtrig?")
                 if kind == b"STEP":
                     cap.steps.append(obj)
                 else:
@@ -175,15 +181,28 @@ def _read(cap, keep_arrays):
     return arrays
 
 
+def _json_type(obj):
+    return {list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+            type(None): "null"}.get(type(obj), type(obj).__name__)
+
+
 def _check_meta(path, meta):
     """What every reader relies on: the metadata is an object with a positive tick rate
-    (times in the file are ticks of it)."""
+    (times in the file are ticks of it), and channel names, when given, map channel
+    numbers to names."""
     if not isinstance(meta, dict):
         raise CaptureFormatError(f"{path}: its metadata is not a JSON object")
     hz = meta.get("tick_hz")
     if isinstance(hz, bool) or not isinstance(hz, (int, float)) or not 0 < hz < float("inf"):
         raise CaptureFormatError(f"{path}: its metadata has no valid tick_hz (got {hz!r}); "
                                  "its times cannot be converted", hint="was it written by rtrig?")
+    names = meta.get("channel_names")
+    if names is not None and not (
+            isinstance(names, dict) and all(isinstance(v, str) for v in names.values())
+            and all(k.isdigit() for k in names)):
+        raise CaptureFormatError(
+            f"{path}: its META chunk's channel_names is a JSON {_json_type(names)}, not an "
+            "object of channel numbers to names", hint="was it written by rtrig?")
 
 
 def _chunks(f, size, version, keep_arrays):

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import UsageError
+from ...outputs import atomic_output
 from ...protocol import STIM_INPUT, ChanFlags, Input
 from ..analysis import channel_stats, missed_mask, stats_summary
 from ..report.data import channel_records
@@ -421,13 +422,6 @@ def export(cap, fmt, output, **options):
         sys.stdout.buffer.flush()
         return None
     out = Path(output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    try:
-        with open(tmp, "wb") as f:
-            writer(cap, f, **options)
-        tmp.replace(out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with atomic_output(out) as f:
+        writer(cap, f, **options)
     return out

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ...capture import scan
 from ...errors import UsageError
+from ...outputs import atomic_output, check_output
 from ...units import format_hz
 from ..analysis import PERCENTILES, claimable
 from .data import (
@@ -307,9 +308,9 @@ def write_report(paths, output, title=None, cyclictest=()):
     The files are scanned, not loaded: their records are read block by block, so
     memory stays bounded whatever their size. Returns ``(output_path, bytes_written)``.
     """
+    out = check_output(output)
     caps = [scan(p) for p in paths]
     data = build_report(caps, title=title, cyclictest=cyclictest).encode("utf-8")
-    out = Path(output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
+    with atomic_output(out) as f:
+        f.write(data)
     return out, len(data)

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Files rtrig writes where the user said: only regular files, replaced whole or not at all.
+
+An output path may name a file that does not exist yet, a regular file (replaced), or a
+symlink to either (followed: its target is written, the link stays). A directory, a
+device, a FIFO or a socket is refused before any work is done (:func:`check_output`),
+so ``-o /dev/full`` or a named pipe never turns into a regular file in its place.
+Errors name the path the user gave, never a temporary file.
+"""
+
+import os
+import stat
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import RtrigError, UsageError
+
+__all__ = ["check_output", "check_input", "atomic_output"]
+
+
+def check_output(path):
+    """``path`` as a :class:`~pathlib.Path` if rtrig may write a file there, else a
+    :class:`~rtrig.errors.UsageError` that says why."""
+    p = Path(path)
+    try:
+        st = os.stat(p)                 # follows a symlink to what it names
+    except FileNotFoundError:
+        return p
+    except OSError as e:
+        raise UsageError(f"cannot write {p}: {e.strerror or e}") from e
+    if stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"cannot write {p}: it is a directory", hint="give a file name")
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"cannot write {p}: it is {_kind(st.st_mode)}, not a regular file",
+                         hint="rtrig writes only regular files; give a file name")
+    return p
+
+
+def check_input(path, error=UsageError):
+    """Refuse a path that is not a regular file before opening it (a FIFO would block)."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except OSError:
+        return p                        # the reader's own open() says what is wrong
+    if not stat.S_ISREG(st.st_mode):
+        raise error(f"cannot read {p}: it is {_kind(st.st_mode)}, not a regular file")
+    return p
+
+
+def _kind(mode):
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+@contextmanager
+def atomic_output(path):
+    """Write ``path`` (checked by :func:`check_output`) through a binary file object:
+    on success the whole new file replaces it in one rename, on any error the old file
+    is untouched and the temporary file is gone."""
+    p = check_output(path)
+    target = Path(os.path.realpath(p))  # a symlink's target, not the link
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                   suffix=".part")
+    except OSError as e:
+        raise RtrigError(f"cannot write {p}: {e.strerror or e}") from e
+    try:
+        try:
+            os.fchmod(fd, _mode_for(target))
+            with os.fdopen(fd, "wb") as f:
+                yield f
+            os.replace(tmp, target)
+        except OSError as e:
+            raise RtrigError(f"cannot write {p}: {e.strerror or e}") from e
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _mode_for(target):
+    """The mode the file would have had written in place: the old file's, or the
+    default for a new file (0666 less the umask)."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Outputs never clobber what is not theirs, and every malformed or non-regular input
+is answered with one ``error:`` line (rtrig.outputs, rtrig.capture)."""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rtrig.capture import CaptureWriter, load
+from rtrig.errors import CaptureFormatError, RtrigError, UsageError
+from rtrig.outputs import atomic_output, check_output
+from rtrig.protocol import LATENCY_DTYPE
+
+META = {"format": "rtrig-capture", "tick_hz": 100_000_000, "channels": ["isr"],
+        "mode": "records"}
+
+
+def rtrig(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "rtrig", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _one_error(r, code, needle):
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1, r.stderr
+    assert needle in errors[0], r.stderr
+    assert ".part" not in r.stderr, r.stderr
+    assert r.returncode == code, (r.returncode, r.stderr)
+
+
+def _capture(path, meta=META, final=None, finl_raw=None):
+    rec = np.zeros(4, dtype=LATENCY_DTYPE)
+    rec["pulse"] = np.arange(4)
+    rec["latency"] = 100
+    with CaptureWriter(path, meta) as w:
+        w.array(b"LATR", rec)
+        if finl_raw is not None:
+            w.chunk(b"FINL", finl_raw)
+        else:
+            w.close(final=final or {"status": "complete"})
+    return path
+
+
+@pytest.fixture
+def cap(tmp_path):
+    return _capture(tmp_path / "c.rtrig")
+
+
+# ------------------------------------------------------------------------ outputs
+
+def test_a_fifo_output_is_refused_and_stays_a_fifo(cap, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for args in (["export", str(cap), "-f", "csv", "-o", str(fifo)],
+                 ["report", str(cap), "-o", str(fifo)]):
+        r = rtrig(*args, timeout=30)
+        _one_error(r, 2, "a FIFO, not a regular file")
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_a_device_output_is_refused_and_stays_a_device(cap):
+    r = rtrig("export", str(cap), "-f", "csv", "-o", "/dev/full", timeout=30)
+    _one_error(r, 2, "a character device")
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_a_directory_output_names_the_directory_not_a_temporary(cap, tmp_path):
+    r = rtrig("export", str(cap), "-f", "csv", "-o", str(tmp_path), timeout=30)
+    _one_error(r, 2, f"cannot write {tmp_path}: it is a directory")
+
+
+def test_a_symlink_output_writes_its_target_and_stays_a_link(cap, tmp_path):
+    target = tmp_path / "real.csv"
+    target.write_text("old\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    r = rtrig("export", str(cap), "-f", "csv", "-o", str(link), timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() != "old\n" and "latency" in target.read_text()
+
+
+def test_atomic_output_keeps_the_old_file_on_error(tmp_path):
+    out = tmp_path / "o.bin"
+    out.write_bytes(b"old")
+    os.chmod(out, 0o640)
+    with pytest.raises(ZeroDivisionError):
+        with atomic_output(out) as f:
+            f.write(b"new")
+            1 / 0
+    assert out.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.bin"]
+    with atomic_output(out) as f:
+        f.write(b"new")
+    assert out.read_bytes() == b"new" and stat.S_IMODE(os.stat(out).st_mode) == 0o640
+
+
+def test_a_capture_is_never_written_over_a_fifo(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError, match="a FIFO"):
+        CaptureWriter(fifo, META)
+    assert check_output(tmp_path / "new.rtrig") == tmp_path / "new.rtrig"
+
+
+# ------------------------------------------------------------------------- inputs
+
+def test_a_fifo_input_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "in.rtrig"
+    os.mkfifo(fifo)
+    with pytest.raises(CaptureFormatError, match="a FIFO"):
+        load(fifo)
+    for args in (["export", str(fifo), "-f", "csv", "-o", str(tmp_path / "o.csv")],
+                 ["report", str(fifo), "-o", str(tmp_path / "r.html")]):
+        _one_error(rtrig(*args, timeout=30), 6, "a FIFO, not a regular file")
+
+
+@pytest.mark.parametrize("payload,needle", [
+    (json.dumps([1, 2]).encode(), "FINL chunk (at byte"),
+    (json.dumps("done").encode(), "holds a JSON string"),
+])
+def test_a_finl_chunk_of_another_type_is_a_format_error(tmp_path, payload, needle):
+    path = _capture(tmp_path / "c.rtrig", finl_raw=payload)
+    with pytest.raises(CaptureFormatError, match="not an object"):
+        load(path)
+    for args in (["export", str(path), "-f", "json", "-o", str(tmp_path / "o.json")],
+                 ["report", str(path), "-o", str(tmp_path / "r.html")]):
+        _one_error(rtrig(*args, timeout=30), 6, needle)
+
+
+def test_channel_names_of_another_type_are_a_format_error(tmp_path):
+    path = _capture(tmp_path / "c.rtrig", meta={**META, "channel_names": ["isr", "app"]})
+    for args in (["export", str(path), "-f", "csv", "-o", str(tmp_path / "o.csv")],
+                 ["report", str(path), "-o", str(tmp_path / "r.html")]):
+        _one_error(rtrig(*args, timeout=30), 6, "channel_names is a JSON array")
+
+
+def test_errors_are_rtrig_errors():
+    assert issubclass(UsageError, RtrigError)
