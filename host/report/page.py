@@ -5,7 +5,6 @@
 
 import datetime
 import html
-from pathlib import Path
 
 from ...capture import scan
 from ...errors import UsageError
