@@ -322,7 +322,10 @@ K_COLD void k_waitq_init(struct k_waitq *q)
     k_list_init(&q->head);
 }
 
-static K_INLINE struct k_thread *wake_one(struct k_waitq *q, int result)
+/* The first waiter of q, taken off its wait queue and the timeout list for a wake-up
+ * that the caller completes: at once (k_waitq_wake_one) or in a second masked step
+ * (k_waitq_wake_one_resched). NULL if none waits. */
+static K_INLINE struct k_thread *waitq_take_first(struct k_waitq *q)
 {
     struct k_thread *t = k_waitq_first(q);
     if (t == NULL)
@@ -333,14 +336,17 @@ static K_INLINE struct k_thread *wake_one(struct k_waitq *q, int result)
         k_list_remove(&t->tlink);
     else
         ARCH_COST(1); /* same cost either way on the host's cycle model */
-    t->wake_result = result;
-    make_ready(t);
     return t;
 }
 
 K_WARM struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
 {
-    return wake_one(q, result);
+    struct k_thread *t = waitq_take_first(q);
+    if (t == NULL)
+        return NULL;
+    t->wake_result = result;
+    make_ready(t);
+    return t;
 }
 
 /*
@@ -355,15 +361,9 @@ K_WARM struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
  */
 struct k_thread *k_waitq_wake_one_resched(struct k_waitq *q, int result, arch_irq_key_t key)
 {
-    struct k_thread *t = k_waitq_first(q);
+    struct k_thread *t = waitq_take_first(q);
     if (t == NULL)
         return NULL;
-    k_list_unlink(&t->link); /* make_ready links it into the ready queue */
-    t->waitq = NULL;
-    if (!k_list_empty(&t->tlink))
-        k_list_remove(&t->tlink);
-    else
-        ARCH_COST(1); /* same cost either way on the host's cycle model */
     t->state = K_STATE_WAKING;
     arch_irq_unlock(key);
     (void)arch_irq_lock();

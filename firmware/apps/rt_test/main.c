@@ -5,24 +5,12 @@
  * APP_TEST  a thread at priority 0, quantum 0, blocked on the event the ISR
  *           signals; on wake it raises APP_OUT, drops it, and waits again.
  * LOAD      integer work at APP_TEST's priority, toggling HEARTBEAT every unit
- *           of work, while the LOAD_EN input is high.
+ *           of work, while the LOAD_EN input is high (rt_load.h).
  */
+#include "rt_load.h"
 #include "rt_paths.h"
 
 #define APP_PRIO 0u
-
-/* Iterations of the integer kernel per heartbeat toggle. */
-#ifndef RT_LOAD_UNIT
-#define RT_LOAD_UNIT 200u
-#endif
-/*
- * 1: LOAD yields after every unit, so a woken APP_TEST waits at most one unit
- * (the papers' same-priority load). 0: LOAD keeps the CPU for its full
- * quantum, so APP_TEST waits up to K_CONFIG_DEFAULT_QUANTUM_MS.
- */
-#ifndef RT_LOAD_YIELD
-#define RT_LOAD_YIELD 1
-#endif
 
 static struct k_thread app_thread, load_thread;
 /*
@@ -39,28 +27,6 @@ static uint64_t app_stack[RT_STACK_BYTES / 8u];
 static uint64_t load_stack[RT_STACK_BYTES / 8u];
 volatile uint32_t rt_load_sink;
 
-static void load_entry(void *arg)
-{
-    (void)arg;
-    uint32_t x = 2463534242u;
-    for (;;) {
-        if (!rig_load_enabled()) {
-            k_sleep_ms(1); /* poll LOAD_EN once per tick while the load is off */
-            continue;
-        }
-        for (unsigned i = 0; i < RT_LOAD_UNIT; i++) {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-        }
-        rt_load_sink = x;
-        rig_out_toggle(RIG_HEARTBEAT);
-#if RT_LOAD_YIELD
-        k_thread_yield();
-#endif
-    }
-}
-
 K_COLD int main(void)
 {
     board_init();
@@ -68,8 +34,8 @@ K_COLD int main(void)
     k_event_init(&stim_event, false, false);
     k_irq_attach(SYSINTR_STIM, &stim_event);
     k_thread_create(&app_thread, "app", app_entry, NULL, app_stack, sizeof app_stack, APP_PRIO, 0);
-    k_thread_create(&load_thread, "load", load_entry, NULL, load_stack, sizeof load_stack, APP_PRIO,
-                    K_QUANTUM_DEFAULT);
+    k_thread_create(&load_thread, "load", rt_load_entry, NULL, load_stack, sizeof load_stack,
+                    APP_PRIO, K_QUANTUM_DEFAULT);
     board_stim_attach(stim_isr, NULL);
     board_puts("rt_test: ready\n");
     k_start();

@@ -12,6 +12,10 @@
  */
 #include "suite_port.h"
 
+/* LOAD: rt_test's thread (rt_load.h), here at PRIO_LOAD, below every test thread, so
+ * it runs only while they all block. */
+#include "rt_load.h"
+
 /* ---- configuration block: patched by the host in a copy of the image -------------- */
 
 #ifndef SUITE_DEFAULT_ITERATIONS
@@ -84,12 +88,8 @@ __attribute__((aligned(4), used)) volatile const struct suite_config suite_confi
 #define SW_STACK  (SW_PIECE - OBJ_BYTES)
 #define BIG_STACK 1024u
 
-#ifndef RT_LOAD_UNIT
-#define RT_LOAD_UNIT 200u
-#endif
-
 volatile uint32_t rtrig_suite_c0, rtrig_suite_c1;
-volatile uint32_t suite_load_sink;
+volatile uint32_t rt_load_sink;
 
 static struct k_event go_event;
 static struct k_thread ctl_thread, load_thread;
@@ -749,26 +749,6 @@ static K_COLD void ctl_entry(void *arg)
     }
 }
 
-static void load_entry(void *arg)
-{
-    (void)arg;
-    uint32_t x = 2463534242u;
-    for (;;) {
-        if (!rig_load_enabled()) {
-            k_sleep_ms(1); /* poll LOAD_EN once per tick while the load is off */
-            continue;
-        }
-        for (unsigned i = 0; i < RT_LOAD_UNIT; i++) {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-        }
-        suite_load_sink = x;
-        rig_out_toggle(RIG_HEARTBEAT);
-        k_thread_yield();
-    }
-}
-
 #if !defined(__riscv)
 #define DEMCR    (*(volatile uint32_t *)0xE000EDFCu)
 #define DWT_CTRL (*(volatile uint32_t *)0xE0001000u)
@@ -786,7 +766,7 @@ K_COLD int main(void)
     k_event_init(&go_event, false, false);
     k_irq_attach(SYSINTR_GO, &go_event);
     k_thread_create(&ctl_thread, "ctl", ctl_entry, NULL, ctl_stack, sizeof ctl_stack, PRIO_CTL, 0);
-    k_thread_create(&load_thread, "load", load_entry, NULL, load_stack, sizeof load_stack,
+    k_thread_create(&load_thread, "load", rt_load_entry, NULL, load_stack, sizeof load_stack,
                     PRIO_LOAD, K_QUANTUM_DEFAULT);
 #if SUITE_HAS_STIM
     board_stim_attach(go_isr, NULL);

@@ -74,6 +74,39 @@
 #define DEFERRED_CHECK
 #endif
 
+/* The caller-saved part of the frame, but t0 and t1 (stored first and loaded last: the
+ * trace hooks use them): ra, t2, a0..a7, t3..t6. */
+#define SAVE_CALLER                                                                                \
+    sw      x1, 4(sp);                                                                             \
+    sw      x7, 28(sp);                                                                            \
+    sw      x10, 40(sp);                                                                           \
+    sw      x11, 44(sp);                                                                           \
+    sw      x12, 48(sp);                                                                           \
+    sw      x13, 52(sp);                                                                           \
+    sw      x14, 56(sp);                                                                           \
+    sw      x15, 60(sp);                                                                           \
+    sw      x16, 64(sp);                                                                           \
+    sw      x17, 68(sp);                                                                           \
+    sw      x28, 112(sp);                                                                          \
+    sw      x29, 116(sp);                                                                          \
+    sw      x30, 120(sp);                                                                          \
+    sw      x31, 124(sp);
+#define LOAD_CALLER                                                                                \
+    lw      x1, 4(sp);                                                                             \
+    lw      x7, 28(sp);                                                                            \
+    lw      x10, 40(sp);                                                                           \
+    lw      x11, 44(sp);                                                                           \
+    lw      x12, 48(sp);                                                                           \
+    lw      x13, 52(sp);                                                                           \
+    lw      x14, 56(sp);                                                                           \
+    lw      x15, 60(sp);                                                                           \
+    lw      x16, 64(sp);                                                                           \
+    lw      x17, 68(sp);                                                                           \
+    lw      x28, 112(sp);                                                                          \
+    lw      x29, 116(sp);                                                                          \
+    lw      x30, 120(sp);                                                                          \
+    lw      x31, 124(sp);
+
 /* The callee-saved part of the frame (s0..s11). */
 #define SAVE_CALLEE                                                                                \
     sw      x8, 32(sp);                                                                            \
@@ -88,6 +121,19 @@
     sw      x25, 100(sp);                                                                          \
     sw      x26, 104(sp);                                                                          \
     sw      x27, 108(sp);
+#define LOAD_CALLEE                                                                                \
+    lw      x8, 32(sp);                                                                            \
+    lw      x9, 36(sp);                                                                            \
+    lw      x18, 72(sp);                                                                           \
+    lw      x19, 76(sp);                                                                           \
+    lw      x20, 80(sp);                                                                           \
+    lw      x21, 84(sp);                                                                           \
+    lw      x22, 88(sp);                                                                           \
+    lw      x23, 92(sp);                                                                           \
+    lw      x24, 96(sp);                                                                           \
+    lw      x25, 100(sp);                                                                          \
+    lw      x26, 104(sp);                                                                          \
+    lw      x27, 108(sp);
 
 /*
  * The port's interrupt state, in one 32-byte cache line: the entry loads only the
@@ -129,20 +175,7 @@ riscv_trap_entry:
     TRACE_ASM_TRAP_ENTER
     csrr    t0, mcause
     bgez    t0, .Lexception         /* bit 31 clear: synchronous */
-    sw      x1, 4(sp)
-    sw      x7, 28(sp)
-    sw      x10, 40(sp)
-    sw      x11, 44(sp)
-    sw      x12, 48(sp)
-    sw      x13, 52(sp)
-    sw      x14, 56(sp)
-    sw      x15, 60(sp)
-    sw      x16, 64(sp)
-    sw      x17, 68(sp)
-    sw      x28, 112(sp)
-    sw      x29, 116(sp)
-    sw      x30, 120(sp)
-    sw      x31, 124(sp)
+    SAVE_CALLER
     sw      sp, riscv_isr_depth, t2 /* not 0: arch_in_isr() while the handler runs */
     andi    t0, t0, 0x1F
     li      t1, 11                  /* machine external interrupt */
@@ -185,20 +218,7 @@ riscv_trap_entry:
     lw      t0, riscv_switch_pending
     bnez    t0, .Lswitch
 .Lreturn:
-    lw      x1, 4(sp)
-    lw      x7, 28(sp)
-    lw      x10, 40(sp)
-    lw      x11, 44(sp)
-    lw      x12, 48(sp)
-    lw      x13, 52(sp)
-    lw      x14, 56(sp)
-    lw      x15, 60(sp)
-    lw      x16, 64(sp)
-    lw      x17, 68(sp)
-    lw      x28, 112(sp)
-    lw      x29, 116(sp)
-    lw      x30, 120(sp)
-    lw      x31, 124(sp)
+    LOAD_CALLER
     TRACE_ASM_TRAP_EXIT             /* t0, t1 last: the trace hook may use them */
     lw      x5, 20(sp)
     lw      x6, 24(sp)
@@ -322,18 +342,7 @@ riscv_trap_entry:
     sw      sp, 0(a0)               /* struct k_thread starts with arch.sp */
     call    k_sched_switch_hook     /* returns the incoming thread */
     lw      sp, 0(a0)
-    lw      x8, 32(sp)
-    lw      x9, 36(sp)
-    lw      x18, 72(sp)
-    lw      x19, 76(sp)
-    lw      x20, 80(sp)
-    lw      x21, 84(sp)
-    lw      x22, 88(sp)
-    lw      x23, 92(sp)
-    lw      x24, 96(sp)
-    lw      x25, 100(sp)
-    lw      x26, 104(sp)
-    lw      x27, 108(sp)
+    LOAD_CALLEE
     lw      t0, 0(sp)
     andi    t1, t0, 1               /* 1: the incoming thread left with an ecall */
     bnez    t1, .Lload_ecall
@@ -343,20 +352,7 @@ riscv_trap_entry:
      * still whole, so the choice is simply made again.
      */
     SWITCH_OPEN
-    lw      x1, 4(sp)
-    lw      x7, 28(sp)
-    lw      x10, 40(sp)
-    lw      x11, 44(sp)
-    lw      x12, 48(sp)
-    lw      x13, 52(sp)
-    lw      x14, 56(sp)
-    lw      x15, 60(sp)
-    lw      x16, 64(sp)
-    lw      x17, 68(sp)
-    lw      x28, 112(sp)
-    lw      x29, 116(sp)
-    lw      x30, 120(sp)
-    lw      x31, 124(sp)
+    LOAD_CALLER
     SWITCH_CLOSE
     DEFERRED_CHECK
     lw      t0, riscv_switch_pending
