@@ -11,11 +11,12 @@ interface changes nothing above it.
 """
 
 import contextlib
+import inspect
 import itertools
 from pathlib import Path
 
 from ..errors import UsageError
-from ..units import parse_duration, parse_frequency
+from .procedures.options import api_signature, describe, option_values
 from .rig.rig import TARGETS as RIG_TARGETS
 
 __all__ = ["RigAPI", "open_api", "TARGETS"]
@@ -23,23 +24,24 @@ __all__ = ["RigAPI", "open_api", "TARGETS"]
 #: The targets a rig can measure (``external``: the device wired to the rig).
 TARGETS = tuple(RIG_TARGETS)
 
+_KW = inspect.Parameter.KEYWORD_ONLY
+#: The methods' signatures: the option table's capture and sweep options (the target's
+#: default is the RigAPI's), then where the capture goes and how progress is told.
+_CAPTURE = api_signature("capture", positional=("freq", "count"), defaults={"target": None},
+                         extra=[inspect.Parameter("path", _KW, default=None),
+                                inspect.Parameter("progress", _KW, default=False)])
+_SWEEP = api_signature("sweep", positional=("f_from", "f_to"), defaults={"target": None},
+                       extra=[inspect.Parameter("path", _KW, default=None),
+                              inspect.Parameter("log", _KW, default=None)])
 
-def _hz(value, what):
-    if isinstance(value, (int, float)):
-        return float(value)
-    try:
-        return parse_frequency(value)
-    except ValueError as e:
-        raise UsageError(f"{what}: {e}") from None
 
-
-def _seconds(value, what):
-    if value is None or isinstance(value, (int, float)):
-        return value
-    try:
-        return parse_duration(value)
-    except ValueError as e:
-        raise UsageError(f"{what}: {e}") from None
+def _call(signature, args, kwargs):
+    """The options of a call (``self`` and the extra parameters taken out)."""
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    values = dict(bound.arguments)
+    values.pop("self")
+    return values
 
 
 class RigAPI:
@@ -72,65 +74,59 @@ class RigAPI:
             if not p.exists():
                 return p
 
-    def _model(self, target, preset, model):
-        if target != "model":
-            if preset or model:
-                raise UsageError("preset and model apply to target 'model' only")
-            return None
-        from .model.params import model_params
-        if isinstance(model, dict):
-            model = ",".join(f"{k}={v}" for k, v in model.items())
-        return model_params(preset, model)
+    def _values(self, command, values):
+        if values["target"] is None:
+            values["target"] = self.target
+        return option_values(command, values)
 
-    def capture(self, freq="1k", count=1000, *, duration=None, channels=None, target=None,
-                preset=None, model=None, load=False, jitter=0.0, duty=0.5, delay=0.0,
-                timeout=None, mode="auto", path=None, progress=False):
+    def capture(self, *args, **kwargs):
         """Run one capture; returns its result (``.summary``, ``.path``, ``.to_json()``).
 
-        Frequencies and durations take numbers (Hz, s) or the CLI's strings (``"8k"``,
-        ``"20us"``). ``channels``: ``"isr"``, ``"isr,app"`` or a tuple (default: ISR,
-        and APP too on the model and SoC targets); ``preset``/``model`` (a dict or
-        ``"k=v,…"`` with units) set the model target; ``mode``: ``auto``,
-        ``records`` or ``statistics``, as ``rtrig capture --mode``.
+        The options are ``rtrig capture``'s (one table,
+        :mod:`rtrig.host.procedures.options`), their settings built as the CLI builds
+        them. Frequencies and durations take numbers (Hz, s) or the CLI's strings
+        (``"8k"``, ``"20us"``); ``channels``: ``"isr,app"`` or a tuple (default: ISR,
+        and APP too on the model and SoC targets); ``model``: a dict or ``"k=v,…"``
+        with units; ``target``: default the RigAPI's. ``path``: the capture file
+        (default: a new one in ``captures``); ``progress``: a progress line on stderr.
+
+        Options, from the table:
         """
+        values = _call(_CAPTURE, (self, *args), kwargs)
+        path, progress = values.pop("path"), values.pop("progress")
         from .procedures.measure import measure
-        from .procedures.settings import CaptureSettings, default_channels, parse_channels
-        target = target or self.target
-        if target not in TARGETS:
-            raise UsageError(f"unknown target '{target}'", hint=f"one of: {', '.join(TARGETS)}")
-        params = self._model(target, preset, model)
-        channels = default_channels(target, params) if channels is None \
-            else parse_channels(channels)
-        settings = CaptureSettings(
-            freq=_hz(freq, "freq"), count=None if duration is not None else count,
-            duration=_seconds(duration, "duration"), duty=duty,
-            jitter=_seconds(jitter, "jitter"), channels=channels, target=target,
-            delay=_seconds(delay, "delay"), model=params, preset=preset, load=load,
-            timeout=_seconds(timeout, "timeout"))
+        from .procedures.options import capture_settings
+        values = self._values("capture", values)
+        mode, bin_shift = values.pop("mode"), values.pop("bin_shift")
+        settings = capture_settings(**values)
         settings.ticks(self.session.tick_hz, self.session.stim_step)   # before the file
         return measure(self.session, settings, self._path(path, "capture"), mode=mode,
-                       progress=progress)
+                       bin_shift=bin_shift, progress=progress)
 
-    def sweep(self, f_from, f_to, *, target=None, preset=None, model=None, load=False,
-              channels=("isr", "app"), pulses=None, resolution=0.005, confirm=True,
-              tick=None, max_pulses=None, path=None, log=None):
+    def sweep(self, *args, **kwargs):
         """Find MF-ISR, MF-APP (and with ``load`` SF) between ``f_from`` and ``f_to``;
         returns the sweep result (``.value("mf_isr_hz")``, ``.path``, ``.to_json()``).
-        ``tick``: the target's tick in seconds (0: none; None: the model's, else 1 ms),
-        which MF steps cover in every phase (docs/sweep.md); ``max_pulses``: their cap."""
-        from .procedures.sweep import SweepSettings, run_sweep
-        target = target or self.target
-        from .procedures.settings import parse_channels
-        channels = parse_channels(channels)
-        params = self._model(target, preset, model)
-        settings = SweepSettings(
-            f_from=_hz(f_from, "f_from"), f_to=_hz(f_to, "f_to"), target=target,
-            model=params, preset=preset, load=load, pulses=pulses, resolution=resolution,
-            confirm=confirm, channels=tuple(channels), tick=tick,
-            max_pulses=max_pulses).validate()
+
+        The options are ``rtrig sweep``'s (:mod:`rtrig.host.procedures.options`), as
+        :meth:`capture`'s are ``rtrig capture``'s; ``log`` is told each step.
+
+        Options, from the table:
+        """
+        values = _call(_SWEEP, (self, *args), kwargs)
+        path, log = values.pop("path"), values.pop("log")
+        from .procedures import sweep as procedure
+        from .procedures.options import sweep_settings
+        settings = sweep_settings(**self._values("sweep", values))
         settings.validate(self.session.tick_hz, self.session.stim_step)
-        return run_sweep(self.session, settings, self._path(path, "sweep"),
-                         log=log or (lambda msg: None))
+        return procedure.run_sweep(self.session, settings, self._path(path, "sweep"),
+                                   log=log or (lambda msg: None))
+
+    capture.__signature__ = _CAPTURE
+    capture.__doc__ = inspect.cleandoc(capture.__doc__) + "\n\n" + describe(
+        "capture", {"target": None})
+    sweep.__signature__ = _SWEEP
+    sweep.__doc__ = inspect.cleandoc(sweep.__doc__) + "\n\n" + describe(
+        "sweep", {"target": None})
 
 
 @contextlib.contextmanager

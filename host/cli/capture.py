@@ -5,17 +5,14 @@ import json
 
 import click
 
-from ...errors import UsageError
 from ...units import format_ns
-from ..model.params import target_model
 from .options import (
     CONTEXT,
-    DURATION,
-    FREQUENCY,
     counter_lines,
     default_path,
+    measurement_options,
     rig_options,
-    target_options,
+    run_options,
     warn_counters,
 )
 
@@ -24,61 +21,15 @@ __all__ = ["capture"]
 
 @click.command(context_settings=CONTEXT)
 @rig_options
-@target_options(["external", "loopback", "model", "soc"], None,
-                "Channels: isr, app, or intervals between two edges START..END "
-                "(e.g. isr,marker0+..marker0-; sources isr, app, heartbeat, marker0..2, "
-                "stim0, stim1; + rising, - falling).", "capture",
-                "No progress on stderr.")
-@click.option("--freq", type=FREQUENCY, default="1k", show_default=True,
-              help="Stimulus frequency (e.g. 5k, 127kHz).")
-@click.option("--count", type=int, default=None, help="Pulses to send [default: 1000].")
-@click.option("--duration", type=DURATION, default=None,
-              help="Capture length instead of --count (e.g. 200ms).")
-@click.option("--duty", type=float, default=0.5, show_default=True,
-              help="Stimulus high fraction, 0 < duty < 1.")
-@click.option("--jitter", type=DURATION, default="0", show_default=True,
-              help="Extra random delay per period, uniform 0..J (avoids phase lock).")
-@click.option("--delay", type=DURATION, default="0", show_default=True,
-              help="Loopback target: echo delay.")
-@click.option("--stim1-offset", type=DURATION, default=None,
-              help="Also drive STIM1, this long after each STIM0 rising edge.")
-@click.option("--burst", type=click.IntRange(1), default=None,
-              help="Bursts of N pulses at --freq, each followed by --gap.")
-@click.option("--gap", type=DURATION, default=None,
-              help="With --burst: rise to rise from a burst's last pulse to the next's first.")
-@click.option("--timeout", type=DURATION, default=None,
-              help="Response window (default: until the next stimulus).")
-@click.option("--raw", is_flag=True, help="Also record raw edge events.")
-@click.option("--truth", is_flag=True, help="Model target: also record its true latencies.")
-@click.option("--mode", type=click.Choice(["auto", "records", "statistics"]), default="auto",
-              show_default=True,
-              help="records: every pulse over the link; statistics: on-chip histograms "
-                   "(any rate); auto: records when the link keeps up.")
-@click.option("--bin-shift", type=click.IntRange(0, 20), default=None,
-              help="Statistics mode: histogram bin width 2^N ticks [default: automatic].")
-def capture(obj, target, model_text, preset, load, channels, output, as_json, quiet,
-            firmware, console, freq, count, duration, duty, jitter, delay, stim1_offset, burst,
-            gap, timeout, raw, truth, mode, bin_shift):
+@measurement_options("capture", "target")
+@run_options("capture", "No progress on stderr.")
+@measurement_options("capture", "measurement")
+def capture(obj, output, as_json, quiet, firmware, console, mode, bin_shift, **options):
     """Send stimulus pulses and record every response latency."""
-    obj.use_target(target, firmware, console)
+    obj.use_target(options["target"], firmware, console)
     from ..procedures.measure import measure
-    from ..procedures.settings import CaptureSettings, default_channels, parse_channels
-    if count is not None and duration is not None:
-        raise UsageError("give --count or --duration, not both")
-    if count is None and duration is None:
-        count = 1000
-    model = target_model(target, preset, model_text)
-    if channels is None:
-        chans = default_channels(target, model)
-    else:
-        chans = parse_channels(channels)
-        if model is not None and not model.get("app", True):
-            chans = tuple(c for c in chans if c != "app")
-    settings = CaptureSettings(freq=freq, count=count, duration=duration, duty=duty,
-                               jitter=jitter, channels=chans, target=target, delay=delay,
-                               model=model, preset=preset, load=load, timeout=timeout,
-                               raw_events=raw, truth=truth,
-                               stim1_offset=stim1_offset, burst=burst or 0, gap=gap)
+    from ..procedures.options import capture_settings
+    settings = capture_settings(**options)
     path = output or default_path("capture")
     with obj.rig() as rig:
         regs = settings.ticks(rig.tick_hz, rig.stim_step)   # validate before anything runs

@@ -2,6 +2,11 @@
 """What the ``rtrig`` subcommands share: parameter types, option decorators, the rig
 to open, and the lines that report a run's losses.
 
+The measurement options (and the frequency, duration and fraction types) are those of
+the one option table, :mod:`rtrig.host.procedures.options`, which ``RigAPI`` and the
+pytest plugin read too; only the options that pick the rig or say where results go
+are declared here.
+
 Every subcommand module imports this one and nothing of its siblings, and the group
 (``rtrig.host.cli``) imports the subcommands: the CLI has no import circle.
 """
@@ -13,51 +18,13 @@ from pathlib import Path
 import click
 
 from ...errors import UsageError
-from ...units import parse_duration, parse_frequency
+from ..procedures.options import DURATION, FRACTION, FREQUENCY, options
 
 __all__ = ["CONTEXT", "FREQUENCY", "DURATION", "FRACTION", "BoardChoice", "RigOptions",
-           "rig_options", "target_options", "default_path", "counter_lines", "warn_counters"]
+           "rig_options", "measurement_options", "run_options", "default_path",
+           "counter_lines", "warn_counters"]
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-class _Quantity(click.ParamType):
-    """A frequency or duration with its unit (``5k``, ``127kHz``, ``1.5us``)."""
-
-    def __init__(self, name, parser):
-        self.name = name
-        self._parse = parser
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, (int, float)):
-            return float(value)
-        try:
-            return self._parse(value)
-        except ValueError as e:
-            self.fail(str(e), param, ctx)
-
-
-FREQUENCY = _Quantity("frequency", parse_frequency)
-DURATION = _Quantity("duration", parse_duration)
-
-
-class _Fraction(click.ParamType):
-    """'0.5%' or '0.005' → 0.005."""
-    name = "fraction"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, float):
-            return value
-        text = str(value).strip()
-        try:
-            if text.endswith("%"):
-                return float(text[:-1]) / 100
-            return float(text)
-        except ValueError:
-            self.fail(f"'{value}' is not a fraction (try 0.5% or 0.005)", param, ctx)
-
-
-FRACTION = _Fraction()
 
 
 class BoardChoice(click.Choice):
@@ -137,22 +104,39 @@ def rig_options(f):
                         help="Use the simulation twin.")(command)
 
 
-def target_options(targets, channels_default, channels_help, output_kind, quiet_help):
-    """The options of a measurement on a target (``capture``, ``sweep``): what drives
-    the rig inputs, the model's parameters, the load task, the channels, where the
-    capture goes and how results are printed."""
-    options = [
-        click.option("--target", default="external", show_default=True,
-                     type=click.Choice(targets), help="What drives the rig inputs."),
-        click.option("--model", "model_text", default=None, metavar="K=V,...",
-                     help="Model target parameters with units (see docs/model.md)."),
-        click.option("--preset", default=None,
-                     help="Model target preset (see docs/model.md)."),
-        click.option("--load/--no-load", default=False,
-                     help="Run the target's load task" +
-                          (" (and look for SF)." if output_kind == "sweep" else ".")),
-        click.option("--channels", default=channels_default,
-                     show_default=channels_default is not None, help=channels_help),
+def _decorator(options):
+    def decorate(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return decorate
+
+
+def _click_option(o):
+    """The click option of a table entry (:class:`rtrig.host.procedures.options.Option`),
+    passing its value to the command as the keyword ``o.name``."""
+    kw = {"default": o.default, "show_default": o.show_default, "required": o.required,
+          "metavar": o.metavar, "help": o.help}
+    if o.type is bool:
+        if "/" not in o.flags:
+            kw.update(is_flag=True, flag_value=not o.default)
+    else:
+        kw["type"] = o.param_type
+    return click.option(o.flags, o.name, **kw)
+
+
+def measurement_options(command, group=None):
+    """``command``'s measurement options, from the one table
+    (:mod:`rtrig.host.procedures.options`): all, or those of ``group`` (``target``:
+    what is measured; ``measurement``), in the table's order."""
+    return _decorator([_click_option(o) for o in options(command, group).values()])
+
+
+def run_options(output_kind, quiet_help):
+    """The options of a measurement on a target (``capture``, ``sweep``) that are not
+    measurement settings: where the capture goes, how results are printed, and the
+    simulated SoC's image and console."""
+    return _decorator([
         click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
                      default=None,
                      help=f"Capture file [default: captures/{output_kind}-DATE.rtrig]."),
@@ -164,13 +148,7 @@ def target_options(targets, channels_default, channels_help, output_kind, quiet_
         click.option("--console", type=click.Path(dir_okay=False), default=None,
                      help="--sim --target soc: write the SoC's console to FILE and keep it "
                           "[default: a temporary file, removed at the end]."),
-    ]
-
-    def decorate(f):
-        for option in reversed(options):
-            f = option(f)
-        return f
-    return decorate
+    ])
 
 
 def default_path(kind):

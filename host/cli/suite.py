@@ -10,7 +10,14 @@ import click
 
 from ...errors import UsageError
 from ...units import format_ns
-from .options import CONTEXT, counter_lines, default_path, rig_options, warn_counters
+from .options import (
+    CONTEXT,
+    counter_lines,
+    default_path,
+    measurement_options,
+    rig_options,
+    warn_counters,
+)
 
 __all__ = ["suite"]
 
@@ -44,13 +51,7 @@ def print_table(res):
 
 @click.command("suite", context_settings=CONTEXT)
 @rig_options
-@click.option("--target", type=click.Choice(["soc", "external"]), default="soc",
-              show_default=True, help="What runs the suite program.")
-@click.option("--tests", default=None, metavar="A,B,...",
-              help="Tests to run [default: all; see docs/suite.md].")
-@click.option("--iterations", type=click.IntRange(1, 1_000_000), default=1000,
-              show_default=True, help="Iterations per test (--sim --target soc).")
-@click.option("--load/--no-load", default=False, help="Run the target's load task.")
+@measurement_options("suite")
 @click.option("--firmware", type=click.Path(exists=True, dir_okay=False), default=None,
               help="--sim --target soc: the suite image [default: firmware's suite.bin].")
 @click.option("--console", type=click.Path(dir_okay=False), default=None,

@@ -33,8 +33,12 @@ from labgrid.step import step
 from labgrid.util.proxy import proxymanager
 
 from ..api import TARGETS, RigAPI
+from ..procedures.options import options
 
 __all__ = ["RtrigDriver", "port_url"]
+
+#: capture's options: the defaults of the two its step log names.
+_CAPTURE = options("capture")
 
 
 def port_url(port):
@@ -95,7 +99,8 @@ class RtrigDriver(Driver):
 
     @Driver.check_active
     @step(args=["freq", "count"], result=False)
-    def capture(self, freq="1k", count=1000, **kwargs):
+    def capture(self, freq=_CAPTURE["freq"].default, count=_CAPTURE["count"].default,
+                **kwargs):
         """:meth:`rtrig.host.api.RigAPI.capture` on this place's rig."""
         self._api.captures = Path(self.captures)
         return self._api.capture(freq, count, **kwargs)

@@ -11,7 +11,9 @@ them runs as before, and no rig is opened unless a test asks for the fixture.
   ``RtrigDriver`` (:mod:`rtrig.host.integrations.labgrid_driver`). One rig session serves the
   whole test session.
 * The ``rtrig`` fixture offers ``capture(...)`` and ``sweep(...)``
-  (:class:`rtrig.host.api.RigAPI`) and remembers what the test measured; its
+  (:class:`rtrig.host.api.RigAPI`: the options of ``rtrig capture`` and ``rtrig
+  sweep``, from the one option table :mod:`rtrig.host.procedures.options`, which also
+  gives ``--rtrig-target`` its choices) and remembers what the test measured; its
   capture files go to ``--rtrig-captures DIR``, one folder per test.
 * ``@pytest.mark.latency_budget(channel="isr", p99="5us", missed=0, mf_isr_min="100k")``
   checks every capture and sweep of the test (:mod:`rtrig.host.integrations.budget`); a figure
@@ -23,6 +25,7 @@ them runs as before, and no rig is opened unless a test asks for the fixture.
 
 import contextlib
 import datetime
+import inspect
 import json
 import os
 import re
@@ -30,6 +33,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from ..api import RigAPI
+from ..procedures.options import options
 
 __all__ = ["RtrigTest"]
 
@@ -49,7 +55,7 @@ def pytest_addoption(parser):
     g.addoption("--rtrig-sim", action="store_true", default=False,
                 help="Give the rtrig fixture the simulation twin instead of a rig.")
     g.addoption("--rtrig-target", default=None,
-                choices=["external", "loopback", "model", "soc"],
+                choices=list(options("capture")["target"].choices),
                 help="Default target of captures and sweeps [default: external on a rig, "
                      "model on the twin].")
     g.addoption("--rtrig-firmware", metavar="FILE", default=None,
@@ -189,6 +195,10 @@ class RtrigTest:
         res = self.rig.sweep(*args, path=path, **kwargs)
         self.sweeps.append(res)
         return res
+
+    # The same options as RigAPI's, which checks them.
+    capture.__signature__ = inspect.signature(RigAPI.capture)
+    sweep.__signature__ = inspect.signature(RigAPI.sweep)
 
     def measured(self):
         """The captures and sweeps as :func:`rtrig.host.integrations.budget.check` takes them."""
