@@ -55,8 +55,14 @@ for _command in (info, capture, sweep, suite, selftest, report, export, build_cm
     cli.add_command(_command)
 
 
-#: Printed when a signal ends a command (docs/quickstart.md, "Errors").
+#: Printed when a signal ends a command that writes a capture (docs/quickstart.md,
+#: "Errors"); any other command says only :data:`INTERRUPTED_OTHER`.
 INTERRUPTED = "interrupted: everything recorded so far is kept in the capture file"
+INTERRUPTED_OTHER = "interrupted"
+#: The subcommands that write a capture file as they run.
+CAPTURING = {"capture", "sweep", "suite"}
+#: The subcommand being run (set by :func:`main`), for the message of an interrupt.
+_running = {"command": None}
 #: Signals that end a command like Ctrl-C; the exit status is then 128 + the number.
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
@@ -92,7 +98,8 @@ def _catch_stop_signals():
 def _interrupted(exc):
     """Report an interrupt; returns the exit status (128 + the signal number)."""
     import signal
-    click.echo(INTERRUPTED, err=True)
+    click.echo(INTERRUPTED if _running["command"] in CAPTURING else INTERRUPTED_OTHER,
+               err=True)
     return 128 + getattr(exc, "signum", signal.SIGINT)
 
 
@@ -111,7 +118,9 @@ def main(argv=None):
 
 
 def _main(argv):
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    args = argv if argv is not None else sys.argv[1:]
+    debug = "--debug" in args
+    _running["command"] = next((a for a in args if a in cli.commands), None)
     try:
         cli.main(args=argv, prog_name="rtrig", standalone_mode=False)
     except click.exceptions.Abort as e:

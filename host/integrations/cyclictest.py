@@ -219,7 +219,7 @@ def is_cyclictest(path):
     """Is ``path`` to be read as a cyclictest histogram? Not when it is named
     ``.rtrig``, cannot be read (the capture reader says why) or starts as a capture."""
     path = Path(path)
-    if path.suffix == ".rtrig":
+    if path.suffix == ".rtrig" or not path.is_file():   # a FIFO would block here
         return False
     try:
         with open(path, "rb") as f:

@@ -91,10 +91,18 @@ def select_tests(text):
     """``"a,b"`` (or None: every test) → the names, in the program's order."""
     if not text:
         return TESTS
-    names = [t.strip() for t in text.split(",") if t.strip()]
+    names = [t.strip() for t in text.split(",")]
+    if not any(names):
+        raise UsageError(f"--tests {text!r} names no suite test",
+                         hint="tests: " + ", ".join(TESTS))
+    if "" in names:
+        raise UsageError(f"--tests {text!r} has an empty name (two commas, or one at an end)")
     unknown = [n for n in names if n not in TESTS]
     if unknown:
         raise UsageError(f"unknown suite test '{unknown[0]}'", hint="tests: " + ", ".join(TESTS))
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UsageError(f"--tests names '{twice[0]}' more than once")
     return tuple(t for t in TESTS if t in names)
 
 

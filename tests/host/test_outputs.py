@@ -64,11 +64,17 @@ def test_a_fifo_output_is_refused_and_stays_a_fifo(cap, tmp_path):
         assert stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
-def test_a_device_output_is_refused_and_stays_a_device(cap):
-    r = rtrig("export", str(cap), "-f", "csv", "-o", "/dev/full", timeout=30)
+def test_a_device_output_is_refused_and_stays_a_device(cap, tmp_path):
+    # a device node of the test's own (/dev/full's numbers), never the system's: the
+    # old code replaced the node it was given with a regular file
+    dev = tmp_path / "full"
+    try:
+        os.mknod(dev, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+    r = rtrig("export", str(cap), "-f", "csv", "-o", str(dev), timeout=30)
     _one_error(r, 2, "a character device")
-    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    assert stat.S_ISCHR(os.stat(dev).st_mode)
 
 
 def test_a_directory_output_names_the_directory_not_a_temporary(cap, tmp_path):
@@ -144,3 +150,35 @@ def test_channel_names_of_another_type_are_a_format_error(tmp_path):
 
 def test_errors_are_rtrig_errors():
     assert issubclass(UsageError, RtrigError)
+
+
+# ------------------------------------------------------------ suite names, signals
+
+@pytest.mark.parametrize("text,needle", [
+    (",", "names no suite test"),
+    (" , ", "names no suite test"),
+    ("sem_wake,,mutex_uncontended", "an empty name"),
+    ("sem_wake,sem_wake", "'sem_wake' more than once"),
+])
+def test_suite_test_lists_are_checked_before_any_work(text, needle):
+    # no --sim: an accepted list would fail later, on the rig; these fail at once
+    r = rtrig("suite", "--port", "loop://", "--tests", text, timeout=30)
+    _one_error(r, 2, needle)
+
+
+def test_an_interrupted_info_does_not_speak_of_a_capture():
+    import signal
+    import socket
+    import time
+    with socket.socket() as srv:         # a "rig" that takes the connection, never answers
+        srv.bind(("127.0.0.1", 0))
+        srv.listen()
+        port = srv.getsockname()[1]
+        p = subprocess.Popen([sys.executable, "-m", "rtrig", "--port",
+                              f"socket://127.0.0.1:{port}", "info"],
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(2)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=30)
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert err.rstrip().splitlines()[-1] == "interrupted", err
