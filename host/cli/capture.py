@@ -8,8 +8,8 @@ import click
 from ...units import format_ns
 from .options import (
     CONTEXT,
+    capture_path,
     counter_lines,
-    default_path,
     measurement_options,
     rig_options,
     run_options,
@@ -30,7 +30,7 @@ def capture(obj, output, as_json, quiet, firmware, console, mode, bin_shift, **o
     from ..procedures.measure import measure
     from ..procedures.options import capture_settings
     settings = capture_settings(**options)
-    path = output or default_path("capture")
+    path = capture_path(output, "capture")
     with obj.rig() as rig:
         regs = settings.ticks(rig.tick_hz, rig.stim_step)   # validate before anything runs
         note = _step_note(settings, rig.tick_hz, rig.stim_step, regs)

@@ -157,6 +157,14 @@ def default_path(kind):
     return Path("captures") / f"{kind}-{stamp}.rtrig"
 
 
+def capture_path(output, kind):
+    """Where a command's capture goes: ``-o``, checked before any rig or twin is
+    started (a directory, device or FIFO is refused at once), else
+    :func:`default_path`."""
+    from ...outputs import check_output
+    return check_output(output) if output is not None else default_path(kind)
+
+
 def counter_lines(counters):
     """The summary's ``link:`` and ``rig:`` lines: every loss counter, zero or not."""
     from ..rig.link import LINK_COUNTERS

@@ -12,8 +12,8 @@ from ...errors import UsageError
 from ...units import format_ns
 from .options import (
     CONTEXT,
+    capture_path,
     counter_lines,
-    default_path,
     measurement_options,
     rig_options,
     warn_counters,
@@ -69,7 +69,7 @@ def suite(obj, target, tests, iterations, load, firmware, console, output, as_js
     if not soc_twin and iterations != 1000:
         raise UsageError("--iterations applies to --sim --target soc only",
                          hint="a firmware of your own sets its own iteration count")
-    path = output or default_path("suite")
+    path = capture_path(output, "suite")
     with tempfile.TemporaryDirectory(prefix="rtrig-suite-") as tmp:
         if soc_twin:
             image = Path(firmware) if firmware else default_firmware(image=SUITE_IMAGE)

@@ -8,7 +8,7 @@ import click
 from ...units import format_hz
 from .options import (
     CONTEXT,
-    default_path,
+    capture_path,
     measurement_options,
     rig_options,
     run_options,
@@ -55,7 +55,7 @@ def sweep(obj, output, as_json, quiet, firmware, console, **options):
     from ..procedures.options import sweep_settings
     from ..procedures.sweep import run_sweep
     settings = sweep_settings(**options)
-    path = output or default_path("sweep")
+    path = capture_path(output, "sweep")
     log = (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
     with obj.rig() as rig:
         settings.validate(rig.tick_hz, rig.stim_step)   # before any step runs

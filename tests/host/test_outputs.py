@@ -182,3 +182,16 @@ def test_an_interrupted_info_does_not_speak_of_a_capture():
         _, err = p.communicate(timeout=30)
     assert p.returncode == 128 + signal.SIGTERM, err
     assert err.rstrip().splitlines()[-1] == "interrupted", err
+
+
+@pytest.mark.parametrize("command", [
+    ["capture", "--sim", "--target", "loopback", "--freq", "10k", "--count", "3"],
+    ["sweep", "--sim", "--target", "model", "--preset", "fast", "--from", "10k", "--to", "20k"],
+    ["suite", "--sim", "--target", "soc"],
+])
+def test_a_bad_capture_path_is_refused_before_the_twin_starts(command, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    r = rtrig(*command, "-o", str(fifo), timeout=30)
+    _one_error(r, 2, "a FIFO, not a regular file")
+    assert "RTRIG-SIM" not in r.stderr and "building" not in r.stderr.lower()
