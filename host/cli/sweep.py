@@ -5,7 +5,7 @@ import json
 
 import click
 
-from ...units import format_hz
+from ...units import format_hz, format_s
 from .options import (
     CONTEXT,
     capture_path,
@@ -40,6 +40,27 @@ def print_table(res):
                f"capture: {res.path} ({f['status']})")
 
 
+#: Rig time of a sweep's first step above which the sweep warns before it starts.
+LONG_SWEEP_S = 60.0
+
+
+def long_sweep_note(settings, simulated=False):
+    """A warning line when the sweep's first step alone, ``pulses`` pulses at
+    ``--from``, takes longer than :data:`LONG_SWEEP_S` of rig time, else None. The
+    whole sweep takes longer: the bracket climbs from there by ``--factor``, then
+    bisects and confirms."""
+    from ..procedures.sweep import default_pulses
+    pulses = settings.pulses or default_pulses()
+    seconds = pulses / settings.f_from
+    if seconds < LONG_SWEEP_S:
+        return None
+    note = (f"warning: the sweep's first step alone takes {format_s(seconds)} of rig time "
+            f"({pulses} pulses at {format_hz(settings.f_from)}), the whole sweep longer")
+    if simulated:
+        note += "; the simulation runs far slower than real time"
+    return note + "\nhint: raise --from or lower --pulses for a shorter sweep"
+
+
 @click.command("sweep", context_settings=CONTEXT)
 @rig_options
 @measurement_options("sweep", "target")
@@ -59,6 +80,9 @@ def sweep(obj, output, as_json, quiet, firmware, console, **options):
     log = (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
     with obj.rig() as rig:
         settings.validate(rig.tick_hz, rig.stim_step)   # before any step runs
+        note = long_sweep_note(settings, simulated=obj.sim)
+        if note:
+            click.echo(note, err=True)
         res = run_sweep(rig, settings, path, log=log)
     if as_json:
         click.echo(json.dumps(res.to_json(), indent=2))

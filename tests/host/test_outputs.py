@@ -195,3 +195,25 @@ def test_a_bad_capture_path_is_refused_before_the_twin_starts(command, tmp_path)
     r = rtrig(*command, "-o", str(fifo), timeout=30)
     _one_error(r, 2, "a FIFO, not a regular file")
     assert "RTRIG-SIM" not in r.stderr and "building" not in r.stderr.lower()
+
+
+def test_a_long_sweep_says_so_before_it_starts(tmp_path):
+    from rtrig.host.cli.sweep import long_sweep_note
+    from rtrig.host.procedures.sweep import SweepSettings
+    note = long_sweep_note(SweepSettings(f_from=1, f_to=2, pulses=200), simulated=True)
+    assert "200 s of rig time" in note and "simulation" in note and "hint:" in note
+    assert long_sweep_note(SweepSettings(f_from=20e3, f_to=250e3, pulses=200)) is None
+    # the CLI prints it before the first step, then runs on: stop it once it has
+    import signal
+    p = subprocess.Popen([sys.executable, "-m", "rtrig", "--sim", "sweep", "--target", "model",
+                          "--preset", "fast", "--from", "1", "--to", "2", "--pulses", "200",
+                          "-o", str(tmp_path / "s.rtrig")], stderr=subprocess.PIPE, text=True)
+    try:
+        for line in p.stderr:
+            if line.startswith("warning: the sweep's first step alone takes 200 s"):
+                break
+        else:
+            pytest.fail("no warning before the sweep ended")
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=60)
