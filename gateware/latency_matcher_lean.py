@@ -4,7 +4,7 @@
 from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 
-from .matcher import LatencyRecord, matcher_signature
+from .latency_matcher import LatencyRecord, matcher_signature
 from .timebase import TIME_WIDTH
 
 __all__ = ["LeanLatencyMatcher"]
@@ -18,8 +18,8 @@ _IDLE, _WAIT_RISE, _WAIT_FALL, _WAIT_FALL_Q = 0b00, 0b01, 0b10, 0b11
 class LeanLatencyMatcher(wiring.Component):
     """Matches stimulus pulses with one response channel, in few logic cells.
 
-    The matching is that of :class:`~rtrig.gateware.matcher.LatencyMatcher` (same
-    records, same contents): per stimulus pulse the first response rising edge after it
+    The matching is that of :class:`~rtrig.gateware.latency_matcher.LatencyMatcher`
+    (same records, same contents): per stimulus pulse the first response rising edge after it
     gives ``latency``, the following falling edge ``completion``. A pulse whose response
     has not risen when the next pulse arrives (or after ``timeout`` ticks, if nonzero)
     is ``missed``; the timeout bounds the wait for the rise only. Edges in one cycle are

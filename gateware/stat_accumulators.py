@@ -45,7 +45,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..protocol import N_LATENCY_CHANNELS
 from .heartbeat import HeartbeatWindows
-from .matcher import LatencyRecord
+from .latency_matcher import LatencyRecord
 
 __all__ = ["ChannelStats", "HeartbeatWindows", "Statistics", "STAT_WORDS", "StatFlags",
            "WORDS_PER_CHANNEL", "HIST_BINS", "COUNT_WIDTH", "PIPELINE_DEPTH"]

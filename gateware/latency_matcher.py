@@ -21,9 +21,9 @@ LatencyRecord = LATENCY.struct()
 
 def matcher_signature():
     """The signature of every latency matcher (this one and
-    :class:`~rtrig.gateware.matcher_lean.LeanLatencyMatcher`): a rig picks either by
-    configuration and connects them alike. ``in_phase`` is used by the lean matcher's
-    multi-sample capture only."""
+    :class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`): a rig picks
+    either by configuration and connects them alike. ``in_phase`` is used by the lean
+    matcher's multi-sample capture only."""
     return wiring.Signature({
         "enable": In(1), "clear": In(1),
         "stim_rise": In(1), "in_rise": In(1), "in_fall": In(1), "in_phase": In(2),
