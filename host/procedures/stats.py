@@ -3,8 +3,8 @@
 
 :func:`run_stats_capture` programs the stimulus and target exactly like
 :func:`rtrig.host.procedures.measure.run_capture`, runs the pulses with every link stream off
-while the rig's :mod:`rtrig.gateware.stats` block accumulates per channel counts,
-extrema, sums and a latency histogram, then reads them and writes a capture file with
+while the rig's :mod:`rtrig.gateware.stat_accumulators` block accumulates per channel
+counts, extrema, sums and a latency histogram, then reads them and writes a capture file with
 ``meta["mode"] == "statistics"`` and a ``STAT`` chunk. :func:`choose_mode` decides
 between records and statistics mode from the link bandwidth.
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import LinkError, UsageError
-from ...gateware.stats import N_STAT_WORDS, STAT_WORDS, WORDS_PER_CHANNEL
+from ...gateware.stat_accumulators import N_STAT_WORDS, STAT_WORDS, WORDS_PER_CHANNEL
 from ...protocol import Reg
 from ..analysis import stats_summary
 from ..rig.link import payload_bytes
