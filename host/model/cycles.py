@@ -1,21 +1,24 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The model target tick by tick: :func:`simulate_cycles`, the literal
 register-transfer description of ``rtrig.gateware.model.ModelTarget``, written in the
-gateware's own shape. Slow (~1 µs of Python per tick); it exists to cross-check the
-event-driven :func:`rtrig.host.model.reference.simulate` in the tests, which must return the
-same :class:`~rtrig.host.model.reference.ModelResult` for the same inputs."""
+gateware's own shape. Slow (a few µs of Python per tick); it exists to cross-check the
+event-driven :func:`rtrig.host.model.reference.simulate` in the tests, which must return
+the same :class:`~rtrig.host.model.common.ModelResult` for the same inputs.
+
+Each cycle reads the registers' current values only (:class:`_Registers`) and writes
+their next values, block by block as the gateware's ``sync`` statements do: the
+interrupt controller, the kernel tick, the running handler, LOAD and APP."""
 
 from __future__ import annotations
 
-from .reference import (
-    _MASK32,
+from .common import (
+    MASK32,
+    Effective,
     ModelParams,
     ModelResult,
-    _check_edges,
-    _check_ends,
-    _Eff,
-    _jitter,
-    _new_arrays,
+    ModelState,
+    draw_jitter,
+    start_run,
     xorshift32,
 )
 
@@ -26,163 +29,172 @@ def simulate_cycles(params: ModelParams, edges, *, high: int = 1, load: bool = F
                     duration: int | None = None) -> ModelResult:
     """Tick-by-tick run of the model, written as the gateware's register transfers.
 
-    Same inputs and result as :func:`simulate`; ~1 µs of Python per tick.
+    Same inputs and result as :func:`~rtrig.host.model.reference.simulate`; a few µs of
+    Python per tick.
     """
-    c = _Eff(params)
-    e = _check_edges(edges, high)
-    _check_ends(c, duration)
-    n = len(e)
-    il, ic, im, al, ac, am = _new_arrays(n, c.app)
+    c, e, res = start_run(params, edges, high, duration)
     irq_high = set()
     for t0 in e.tolist():
         irq_high.update(range(t0, t0 + high))
-    last = int(e[-1]) if n else -1
+    last = int(e[-1]) if len(e) else -1
 
-    # registers (values at the start of the current cycle)
-    irq_prev = False
+    cur = _Registers(c)
     now = 0
-    npulse = 0
-    pend = False
-    pend_pulse = pend_t0 = 0
-    tcnt = c.tick_period
-    tick_pend = False
-    x = c.seed
-    kind = 0          # 0 none, 1 isr entry, 2 isr service, 3 tick
-    r = 0
-    isr_pulse = isr_t0 = 0
-    app_phase = 0
-    app_r = 0
-    app_pulse = app_t0 = 0
-    ev = False
-    ev_pulse = ev_t0 = 0
-    turn_load = True
-    q = c.quantum
-    h = c.hb
-    hb = 0
-    toggles = 0
-
     while True:
         if duration is None:
-            if now > last and not pend and kind in (0, 3) and app_phase == 0 and not ev:
+            if (now > last and not cur.pend and cur.kind in (0, 3) and cur.app_phase == 0
+                    and not cur.ev):
                 break
         elif now >= duration:
             break
-        irq = now in irq_high
-        edge = irq and not irq_prev
-        fire = c.tick_period != 0 and tcnt == 0
-        free = kind == 0
-        take_irq = free and (pend or edge)
-        take_tick = free and not (pend or edge) and (tick_pend or fire)
-        thread = not (take_irq or take_tick or not free)
-        load_runs = thread and load and turn_load
-        app_runs = thread and app_phase != 0 and not load_runs
-
-        # next-state, computed from the current values only
-        n_pend, n_pend_pulse, n_pend_t0 = pend, pend_pulse, pend_t0
-        n_kind, n_r = kind, r
-        n_isr_pulse, n_isr_t0 = isr_pulse, isr_t0
-        n_x = x
-        n_tick_pend = tick_pend
-        n_app_phase, n_app_r, n_app_pulse, n_app_t0 = app_phase, app_r, app_pulse, app_t0
-        n_ev, n_ev_pulse, n_ev_t0 = ev, ev_pulse, ev_t0
-        n_turn_load, n_q, n_h, n_hb = turn_load, q, h, hb
-
-        if take_irq:
-            if pend:
-                n_isr_pulse, n_isr_t0 = pend_pulse, pend_t0
-                n_pend = edge
-                if edge:
-                    n_pend_pulse, n_pend_t0 = npulse, now
-            else:
-                n_isr_pulse, n_isr_t0 = npulse, now
-            entry = max(1, c.entry + _jitter(x, c.jitter))
-            if entry == 1:
-                n_kind, n_r = 2, c.service
-                il[n_isr_pulse] = now + 1 - n_isr_t0
-            else:
-                n_kind, n_r = 1, entry - 1
-            n_x = xorshift32(x)
-        elif edge:
-            if pend:
-                im[npulse] = True
-                if c.app:
-                    am[npulse] = True
-            else:
-                n_pend, n_pend_pulse, n_pend_t0 = True, npulse, now
-
-        if take_tick:
-            n_tick_pend = tick_pend and fire
-            if c.tick_service == 1:
-                n_kind = 0
-            else:
-                n_kind, n_r = 3, c.tick_service - 1
-        elif fire:
-            n_tick_pend = True
-
-        if kind != 0:
-            if r == 1:
-                if kind == 1:
-                    n_kind, n_r = 2, c.service
-                    il[isr_pulse] = now + 1 - isr_t0
-                elif kind == 2:
-                    n_kind = 0
-                    ic[isr_pulse] = now + 1 - isr_t0
-                    if c.app:
-                        if app_phase == 0:
-                            n_app_phase, n_app_r = 1, c.wake
-                            n_app_pulse, n_app_t0 = isr_pulse, isr_t0
-                        elif not ev:
-                            n_ev, n_ev_pulse, n_ev_t0 = True, isr_pulse, isr_t0
-                        else:
-                            am[isr_pulse] = True
-                else:
-                    n_kind = 0
-            else:
-                n_r = r - 1
-
-        if load_runs:
-            if h == 1:
-                n_h, n_hb = c.hb, hb ^ 1
-                toggles += 1
-            else:
-                n_h = h - 1
-            if q == 1:
-                n_q = c.quantum
-                n_turn_load = app_phase == 0
-            else:
-                n_q = q - 1
-        if app_runs:
-            if app_r == 1:
-                if app_phase == 1:
-                    n_app_phase, n_app_r = 2, c.app_service
-                    al[app_pulse] = now + 1 - app_t0
-                else:
-                    ac[app_pulse] = now + 1 - app_t0
-                    n_turn_load, n_q = True, c.quantum
-                    if ev:
-                        n_ev = False
-                        n_app_phase, n_app_r = 1, c.wake
-                        n_app_pulse, n_app_t0 = ev_pulse, ev_t0
-                    else:
-                        n_app_phase = 0
-            else:
-                n_app_r = app_r - 1
-
-        if edge:
-            npulse += 1
-        if fire:
-            tcnt = c.tick_period - 1
-        else:
-            tcnt = (tcnt - 1) & _MASK32
-        irq_prev = irq
-        pend, pend_pulse, pend_t0 = n_pend, n_pend_pulse, n_pend_t0
-        kind, r = n_kind, n_r
-        isr_pulse, isr_t0 = n_isr_pulse, n_isr_t0
-        x = n_x
-        tick_pend = n_tick_pend
-        app_phase, app_r, app_pulse, app_t0 = n_app_phase, n_app_r, n_app_pulse, n_app_t0
-        ev, ev_pulse, ev_t0 = n_ev, n_ev_pulse, n_ev_t0
-        turn_load, q, h, hb = n_turn_load, n_q, n_h, n_hb
+        cur = _cycle(c, cur, now in irq_high, now, load, res)
         now += 1
+    res.heartbeat_edges = cur.toggles
+    res.duration = now
+    return res
 
-    return ModelResult(il, ic, im, al, ac, am, toggles, now)
+
+class _Registers(ModelState):
+    """The model's registers, with their values at the start of a cycle; ``toggles``
+    counts the heartbeat's toggles (an observer, not a register of the gateware)."""
+
+    def __init__(self, c: Effective):
+        self.irq_prev = False
+        self.npulse = 0        # pulses seen so far (the next edge's pulse number)
+        self.tcnt = c.tick_period
+        self.hb = 0            # the heartbeat pin
+        self.reset(c)
+
+    def hold(self) -> _Registers:
+        """The next values, holding the current ones until a block assigns them."""
+        nxt = _Registers.__new__(_Registers)
+        nxt.__dict__ = self.__dict__.copy()
+        return nxt
+
+
+def _cycle(c: Effective, cur: _Registers, irq: bool, now: int, load: bool,
+           res: ModelResult) -> _Registers:
+    """One clock cycle: the combinational decisions from the current values, then the
+    next values of every register."""
+    edge = irq and not cur.irq_prev
+    fire = c.tick_period != 0 and cur.tcnt == 0
+    free = cur.kind == 0
+    take_irq = free and (cur.pend or edge)
+    take_tick = free and not (cur.pend or edge) and (cur.tick_pend or fire)
+    thread = not (take_irq or take_tick or not free)
+    load_runs = thread and load and cur.turn_load
+    app_runs = thread and cur.app_phase != 0 and not load_runs
+
+    nxt = cur.hold()
+    if take_irq or edge:
+        _interrupt_controller(c, cur, nxt, edge, take_irq, now, res)
+    if take_tick:
+        nxt.tick_pend = cur.tick_pend and fire
+        if c.tick_service == 1:
+            nxt.kind = 0
+        else:
+            nxt.kind, nxt.r = 3, c.tick_service - 1
+    elif fire:
+        nxt.tick_pend = True
+    if cur.kind != 0:
+        _handler(c, cur, nxt, now, res)
+    if load_runs:
+        _load(c, cur, nxt)
+    if app_runs:
+        _app(c, cur, nxt, now, res)
+
+    if edge:
+        nxt.npulse = cur.npulse + 1
+    if fire:
+        nxt.tcnt = c.tick_period - 1
+    else:
+        nxt.tcnt = (cur.tcnt - 1) & MASK32
+    nxt.irq_prev = irq
+    return nxt
+
+
+def _interrupt_controller(c: Effective, cur: _Registers, nxt: _Registers, edge: bool,
+                          take_irq: bool, now: int, res: ModelResult) -> None:
+    # An edge or the pending pulse enters the ISR when the CPU is free; an edge while
+    # one is pending is missed.
+    if take_irq:
+        if cur.pend:
+            nxt.isr_pulse, nxt.isr_t0 = cur.pend_pulse, cur.pend_t0
+            nxt.pend = edge
+            if edge:
+                nxt.pend_pulse, nxt.pend_t0 = cur.npulse, now
+        else:
+            nxt.isr_pulse, nxt.isr_t0 = cur.npulse, now
+        entry = max(1, c.entry + draw_jitter(cur.x, c.jitter))
+        if entry == 1:
+            nxt.kind, nxt.r = 2, c.service
+            res.isr_latency[nxt.isr_pulse] = now + 1 - nxt.isr_t0
+        else:
+            nxt.kind, nxt.r = 1, entry - 1
+        nxt.x = xorshift32(cur.x)
+    elif edge:
+        if cur.pend:
+            res.isr_missed[cur.npulse] = True
+            if c.app:
+                res.app_missed[cur.npulse] = True
+        else:
+            nxt.pend, nxt.pend_pulse, nxt.pend_t0 = True, cur.npulse, now
+
+
+def _handler(c: Effective, cur: _Registers, nxt: _Registers, now: int,
+             res: ModelResult) -> None:
+    # The running handler counts down its phase; the ISR's end signals APP.
+    if cur.r != 1:
+        nxt.r = cur.r - 1
+    elif cur.kind == 1:
+        nxt.kind, nxt.r = 2, c.service
+        res.isr_latency[cur.isr_pulse] = now + 1 - cur.isr_t0
+    elif cur.kind == 2:
+        nxt.kind = 0
+        res.isr_completion[cur.isr_pulse] = now + 1 - cur.isr_t0
+        if not c.app:
+            return
+        if cur.app_phase == 0:
+            nxt.app_phase, nxt.app_r = 1, c.wake
+            nxt.app_pulse, nxt.app_t0 = cur.isr_pulse, cur.isr_t0
+        elif not cur.ev:
+            nxt.ev, nxt.ev_pulse, nxt.ev_t0 = True, cur.isr_pulse, cur.isr_t0
+        else:
+            res.app_missed[cur.isr_pulse] = True
+    else:
+        nxt.kind = 0
+
+
+def _load(c: Effective, cur: _Registers, nxt: _Registers) -> None:
+    # LOAD's heartbeat work and quantum count down; at the quantum's end APP (if
+    # ready) gets its turn.
+    if cur.h == 1:
+        nxt.h, nxt.hb = c.hb, cur.hb ^ 1
+        nxt.toggles = cur.toggles + 1
+    else:
+        nxt.h = cur.h - 1
+    if cur.q == 1:
+        nxt.q = c.quantum
+        nxt.turn_load = cur.app_phase == 0
+    else:
+        nxt.q = cur.q - 1
+
+
+def _app(c: Effective, cur: _Registers, nxt: _Registers, now: int,
+         res: ModelResult) -> None:
+    # APP counts down its phase; at its job's end LOAD gets a fresh quantum and a
+    # queued event wakes APP again.
+    if cur.app_r != 1:
+        nxt.app_r = cur.app_r - 1
+    elif cur.app_phase == 1:
+        nxt.app_phase, nxt.app_r = 2, c.app_service
+        res.app_latency[cur.app_pulse] = now + 1 - cur.app_t0
+    else:
+        res.app_completion[cur.app_pulse] = now + 1 - cur.app_t0
+        nxt.turn_load, nxt.q = True, c.quantum
+        if cur.ev:
+            nxt.ev = False
+            nxt.app_phase, nxt.app_r = 1, c.wake
+            nxt.app_pulse, nxt.app_t0 = cur.ev_pulse, cur.ev_t0
+        else:
+            nxt.app_phase = 0

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 
-from .reference import TICK_NS, ModelParams, _Eff, simulate, simulate_periodic
+from .common import TICK_NS, Effective, ModelParams
+from .reference import simulate, simulate_periodic
 
 __all__ = ["mf_isr", "mf_app", "sf", "load_progress"]
 
@@ -36,7 +37,7 @@ def _largest_true(pred, hi_guess: int, lo: int = 2, limit: int = 1 << 32) -> int
 
 
 def _work_guess(p: ModelParams) -> int:
-    c = _Eff(p)
+    c = Effective(p)
     w = max(1, c.entry + c.jitter) + c.service + c.wake + c.app_service + c.quantum
     if c.tick_period:
         w += c.tick_service
@@ -73,7 +74,7 @@ def load_progress(params: ModelParams, period: int, *, pulses: int = 1000,
     """Heartbeat edges with a periodic stimulus over ``pulses`` periods (extended so
     that the unloaded run has at least ``min_heartbeats`` edges), divided by the
     edges of the same run without stimulus (kernel tick still running)."""
-    c = _Eff(params)
+    c = Effective(params)
     count = max(pulses, -(-min_heartbeats * c.hb // period))
     duration = count * period
     unloaded = simulate(params, [], load=True, duration=duration).heartbeat_edges

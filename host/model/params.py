@@ -17,7 +17,7 @@ def _parse_model(text):
     Durations take units; a key spelt with ``_ns`` also takes a bare number of
     nanoseconds (``isr_entry_ns=1400``). Each value must fit its model register."""
     from ..rig.rig import MODEL_REGS, register_max
-    from .reference import TICK_NS, ModelParams
+    from .common import TICK_NS, ModelParams
     names = [f.name for f in fields(ModelParams)]
     out = {}
     if not text:
@@ -76,7 +76,7 @@ def _is_number(text):
 
 def model_params(preset, model_text):
     """Model parameters (ticks, ModelParams fields) from a preset and overrides."""
-    from .reference import ModelParams
+    from .common import ModelParams
     base = {}
     if preset:
         from .presets import PRESETS

@@ -10,7 +10,7 @@ cannot follow the paper.
 
 from __future__ import annotations
 
-from .reference import ModelParams
+from .common import ModelParams
 
 __all__ = ["PRESETS_NS", "PRESETS", "preset"]
 

@@ -438,7 +438,7 @@ def run_sweep(session, settings, path, log=None):
     st = settings.validate()
     log = log or (lambda msg: print(msg, file=sys.stderr))
     if st.target == "model" and st.model is None:
-        from ..model.reference import ModelParams
+        from ..model.common import ModelParams
         st.model = asdict(ModelParams())
     app_on = st.target != "model" or bool((st.model or {}).get("app", True))
     sw = _Sweeper(session, st, log)

@@ -38,8 +38,6 @@
 #include "verilated.h"
 
 static volatile sig_atomic_t stop_requested = 0;
-// Cycles between two services of the socket (--poll): see the main loop.
-static uint64_t poll_cycles = 128;
 
 #ifdef RTRIG_SOC
 // The SoC clock: half the rig clock, its rising edges on every other rig rising edge.
@@ -83,48 +81,73 @@ static void external_pins(Vrig_top &top) {
 #endif
 }
 
-int main(int argc, char **argv) {
+// One clock cycle of the rig (and, in SoC builds, an edge of the SoC's clock).
+static inline void clock_cycle(Vrig_top &top) {
+    top.clk = 0;
+    top.eval();
+    top.clk = 1;
+    soc_clock(top);
+    top.eval();
+}
+
+// Eight clock edges (four cycles) with the resets the caller set.
+static void reset_edges(Vrig_top &top) {
+    for (int i = 0; i < 8; i++) {
+        top.clk = !top.clk;
+        if (top.clk) soc_clock(top);
+        top.eval();
+    }
+}
+
+// The command line (see the usage above); --console and --trace open the SoC's files.
+struct Options {
     int divisor = 33, port = 0;
     pid_t parent = 0;
     long long bench = 0;
+    uint64_t poll_cycles = 128;  // cycles between two services of the socket: see serve_socket
+};
+
+static Options parse_args(int argc, char **argv) {
+    Options o;
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string a = argv[i];
-        if (a == "--divisor") divisor = atoi(argv[i + 1]);
-        else if (a == "--port") port = atoi(argv[i + 1]);
-        else if (a == "--bench") bench = atoll(argv[i + 1]);
-        else if (a == "--parent") parent = (pid_t)atol(argv[i + 1]);
-        else if (a == "--poll" && atoll(argv[i + 1]) > 0) poll_cycles = atoll(argv[i + 1]);
+        if (a == "--divisor") o.divisor = atoi(argv[i + 1]);
+        else if (a == "--port") o.port = atoi(argv[i + 1]);
+        else if (a == "--bench") o.bench = atoll(argv[i + 1]);
+        else if (a == "--parent") o.parent = (pid_t)atol(argv[i + 1]);
+        else if (a == "--poll" && atoll(argv[i + 1]) > 0) o.poll_cycles = atoll(argv[i + 1]);
 #ifdef RTRIG_SOC
         else if (a == "--console") soc_console = fopen(argv[i + 1], "w");
         else if (a == "--trace") soc_trace = fopen(argv[i + 1], "w");
 #endif
     }
-    if (bench > 0) {
-        // Speed benchmark: free-running rig, no link traffic.
-        VerilatedContext ctx;
-        Vrig_top top(&ctx);
-        top.uart_rx = 1;
-        top.rst = 0;
+    return o;
+}
+
+// Speed benchmark (--bench CYCLES): free-running rig, no link traffic.
+static int run_bench(long long cycles) {
+    VerilatedContext ctx;
+    Vrig_top top(&ctx);
+    top.uart_rx = 1;
+    top.rst = 0;
 #ifdef RTRIG_SOC
-        top.soc_rst = 1;
-        for (int i = 0; i < 8; i++) { top.clk = !top.clk; if (top.clk) soc_clock(top); top.eval(); }
-        top.soc_rst = 0;
+    top.soc_rst = 1;
+    reset_edges(top);
+    top.soc_rst = 0;
 #endif
-        auto t0 = std::chrono::steady_clock::now();
-        for (long long c = 0; c < bench; c++) {
-            external_pins(top);
-            top.clk = 0;
-            top.eval();
-            top.clk = 1;
-            soc_clock(top);
-            top.eval();
-        }
-        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        printf("%lld cycles in %.3f s: %.0f cycles/s\n", bench, s, bench / s);
-        return 0;
+    auto t0 = std::chrono::steady_clock::now();
+    for (long long c = 0; c < cycles; c++) {
+        external_pins(top);
+        clock_cycle(top);
     }
-    // SIGTERM and SIGHUP end the twin. Without SA_RESTART a blocking call they interrupt
-    // returns EINTR instead of resuming (signal() would restart accept() for ever).
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    printf("%lld cycles in %.3f s: %.0f cycles/s\n", cycles, s, cycles / s);
+    return 0;
+}
+
+// SIGTERM and SIGHUP end the twin. Without SA_RESTART a blocking call they interrupt
+// returns EINTR instead of resuming (signal() would restart accept() for ever).
+static void install_signals() {
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -133,13 +156,13 @@ int main(int argc, char **argv) {
     sigaction(SIGHUP, &sa, nullptr);
     signal(SIGINT, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
-    // Never outlive the host process that started us (no stray simulators): the kernel
-    // sends SIGTERM when it dies. It may have died before this call: then we have a new
-    // parent already, and leave.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    auto orphaned = [parent]() { return parent > 0 ? getppid() != parent : getppid() == 1; };
-    if (orphaned()) return 0;
+}
 
+// Whether the host process that started us (--parent, else our first parent) is gone.
+static bool orphaned(pid_t parent) { return parent > 0 ? getppid() != parent : getppid() == 1; }
+
+// Listens on 127.0.0.1:port (0: any free port) and prints the port; -1 on failure.
+static int listen_socket(int port) {
     int ls = socket(AF_INET, SOCK_STREAM, 0);
     int one = 1;
     setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -149,17 +172,22 @@ int main(int argc, char **argv) {
     addr.sin_port = htons(port);
     if (bind(ls, (sockaddr *)&addr, sizeof addr) || listen(ls, 1)) {
         perror("rtrig-sim: bind/listen");
-        return 2;
+        return -1;
     }
     socklen_t alen = sizeof addr;
     getsockname(ls, (sockaddr *)&addr, &alen);
     printf("RTRIG-SIM LISTENING %d\n", ntohs(addr.sin_port));
     fflush(stdout);
-    // Wait for the client with poll() and a timeout, so a stop request or the parent's
-    // death is seen however it arrives.
+    return ls;
+}
+
+// Waits for the client with poll() and a timeout, so a stop request or the parent's
+// death is seen however it arrives. Closes ls; returns the client's socket
+// (non-blocking, no Nagle delay) or -1.
+static int wait_for_client(int ls, pid_t parent) {
     fcntl(ls, F_SETFL, O_NONBLOCK);
     int cs = -1;
-    while (!stop_requested && !orphaned()) {
+    while (!stop_requested && !orphaned(parent)) {
         pollfd pfd{ls, POLLIN, 0};
         int r = poll(&pfd, 1, LISTEN_POLL_MS);
         if (r < 0 && errno != EINTR) break;
@@ -171,12 +199,15 @@ int main(int argc, char **argv) {
         }
     }
     close(ls);
-    if (cs < 0) return (stop_requested || orphaned()) ? 0 : 2;
+    if (cs < 0) return -1;
+    int one = 1;
     setsockopt(cs, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     fcntl(cs, F_SETFL, O_NONBLOCK);
+    return cs;
+}
 
-    VerilatedContext ctx;
-    Vrig_top top(&ctx);
+// The rig out of reset: four cycles with rst (and the SoC's soc_rst) high.
+static void reset_rig(Vrig_top &top) {
     top.clk = 0;
     top.rst = 1;
     top.uart_rx = 1;
@@ -185,27 +216,27 @@ int main(int argc, char **argv) {
     top.soc_clk = 0;
     top.soc_rst = 1;
 #endif
-    for (int i = 0; i < 8; i++) {
-        top.clk = !top.clk;
-        if (top.clk) soc_clock(top);
-        top.eval();
-    }
+    reset_edges(top);
     top.rst = 0;
 #ifdef RTRIG_SOC
     top.soc_rst = 0;
 #endif
+}
 
+// The UART between the socket and the rig's pins, one bit every `divisor` cycles.
+struct UartBridge {
+    int divisor;
     std::deque<uint8_t> to_rig;      // bytes waiting to be shifted into uart_rx
     std::vector<uint8_t> to_host;    // bytes shifted out of uart_tx
     int rx_bit = -1, rx_timer = 0;   // host → rig shifter (-1 idle)
     uint16_t rx_frame = 0;
     int tx_bit = -1, tx_timer = 0;   // rig → host sampler
     uint8_t tx_byte = 0;
-    uint8_t inbuf[4096];
-    uint64_t until_poll = 1;
 
-    while (!stop_requested) {
-        // Host → rig: drive uart_rx one bit every `divisor` cycles.
+    explicit UartBridge(int bit_cycles) : divisor(bit_cycles) {}
+
+    // Host → rig: drive uart_rx for this cycle.
+    void drive_rx(Vrig_top &top) {
         if (rx_bit < 0 && !to_rig.empty()) {
             rx_frame = (uint16_t)(0x200 | (to_rig.front() << 1));  // start 0, data, stop 1
             to_rig.pop_front();
@@ -221,16 +252,10 @@ int main(int argc, char **argv) {
         } else {
             top.uart_rx = 1;
         }
-        external_pins(top);
+    }
 
-        top.clk = 0;
-        top.eval();
-        top.clk = 1;
-        soc_clock(top);
-        top.eval();
-        soc_outputs(top);
-
-        // Rig → host: sample uart_tx in the middle of each bit.
+    // Rig → host: sample uart_tx in the middle of each bit.
+    void sample_tx(const Vrig_top &top) {
         if (tx_bit < 0) {
             if (!top.uart_tx) { tx_bit = 0; tx_timer = divisor + divisor / 2; tx_byte = 0; }
         } else if (--tx_timer == 0) {
@@ -243,40 +268,87 @@ int main(int argc, char **argv) {
                 tx_bit = -1;
             }
         }
+    }
+};
 
+// Sends the bytes the rig sent and takes in what the host sent. False once the link
+// is closed or broken (a failed send also sets stop_requested).
+static bool serve_socket(int cs, UartBridge &uart) {
+    static uint8_t inbuf[4096];
+    if (!uart.to_host.empty()) {
+        size_t off = 0;
+        while (off < uart.to_host.size()) {
+            ssize_t n = send(cs, uart.to_host.data() + off, uart.to_host.size() - off, 0);
+            if (n > 0) { off += n; continue; }
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !stop_requested) {
+                usleep(100);
+                continue;
+            }
+            stop_requested = 1;
+            break;
+        }
+        uart.to_host.clear();
+    }
+    if (uart.to_rig.size() < 4096) {
+        ssize_t n = recv(cs, inbuf, sizeof inbuf, 0);
+        if (n > 0) uart.to_rig.insert(uart.to_rig.end(), inbuf, inbuf + n);
+        else if (n == 0) return false;  // host closed the link
+        else if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
+    }
+    return true;
+}
+
+// The twin's run: one rig cycle at a time, the UART bridged to the client, until the
+// client disconnects or a stop is requested.
+static void run(Vrig_top &top, int cs, const Options &o) {
+    UartBridge uart(o.divisor);
+    uint64_t until_poll = 1;
+    while (!stop_requested) {
+        uart.drive_rx(top);
+        external_pins(top);
+        clock_cycle(top);
+        soc_outputs(top);
+        uart.sample_tx(top);
         // The socket is served every poll_cycles cycles (128 by default): a register round
         // trip on the fast twin takes ~1.05 ms at 128 and ~1.78 ms at 1024 on an idle
         // machine (bench_sim.py); 16 gains nothing more (the simulated bytes take ~900
         // cycles), and the two system calls cost ~1 % of the simulation at 128.
         if (--until_poll == 0) {
-            until_poll = poll_cycles;
-            if (!to_host.empty()) {
-                size_t off = 0;
-                while (off < to_host.size()) {
-                    ssize_t n = send(cs, to_host.data() + off, to_host.size() - off, 0);
-                    if (n > 0) { off += n; continue; }
-                    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !stop_requested) {
-                        usleep(100);
-                        continue;
-                    }
-                    stop_requested = 1;
-                    break;
-                }
-                to_host.clear();
-            }
-            if (to_rig.size() < 4096) {
-                ssize_t n = recv(cs, inbuf, sizeof inbuf, 0);
-                if (n > 0) to_rig.insert(to_rig.end(), inbuf, inbuf + n);
-                else if (n == 0) break;  // host closed the link
-                else if (errno != EAGAIN && errno != EWOULDBLOCK) break;
-            }
+            until_poll = o.poll_cycles;
+            if (!serve_socket(cs, uart)) break;
         }
     }
+}
+
+// The end of the run: the model's final(), the SoC's files and the client's socket closed.
+static void finish(Vrig_top &top, int cs) {
     top.final();
 #ifdef RTRIG_SOC
     if (soc_trace) fclose(soc_trace);
     if (soc_console) fclose(soc_console);
 #endif
     close(cs);
+}
+
+int main(int argc, char **argv) {
+    Options o = parse_args(argc, argv);
+    if (o.bench > 0) return run_bench(o.bench);
+    install_signals();
+    // Never outlive the host process that started us (no stray simulators): the kernel
+    // sends SIGTERM when it dies. It may have died before this call: then we have a new
+    // parent already, and leave.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (orphaned(o.parent)) return 0;
+
+    int ls = listen_socket(o.port);
+    if (ls < 0) return 2;
+    int cs = wait_for_client(ls, o.parent);
+    if (cs < 0) return (stop_requested || orphaned(o.parent)) ? 0 : 2;
+
+    VerilatedContext ctx;
+    Vrig_top top(&ctx);
+    reset_rig(top);
+    run(top, cs, o);
+    finish(top, cs);
     return 0;
 }
