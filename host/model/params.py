@@ -15,7 +15,9 @@ def _parse_model(text):
     """'isr_entry=2us,isr_service=500ns,app=0' → ModelParams.from_ns keyword arguments.
 
     Durations take units; a key spelt with ``_ns`` also takes a bare number of
-    nanoseconds (``isr_entry_ns=1400``). Each value must fit its model register."""
+    nanoseconds (``isr_entry_ns=1400``). Each value must be a whole number of the
+    model's ticks (never rounded: 1.5 ns is refused, not taken as 0) and fit its model
+    register."""
     from ..rig.rig import MODEL_REGS, register_max
     from .common import TICK_NS, ModelParams
     names = [f.name for f in fields(ModelParams)]
@@ -58,7 +60,14 @@ def _parse_model(text):
                              ) from None
         if not (math.isfinite(ns) and ns >= 0):
             raise UsageError(f"--model {key}: must be a duration of 0 or more, got '{v}'")
-        if round(ns / TICK_NS) > top:
+        ticks = ns / TICK_NS
+        if abs(ticks - round(ticks)) > 1e-6 * max(1.0, ticks):
+            lo = math.floor(ticks) * TICK_NS
+            raise UsageError(f"--model {key}: {format_s(ns * 1e-9)} is not a whole number of "
+                             f"the model's {TICK_NS} ns ticks",
+                             hint=f"the nearest are {format_s(lo * 1e-9)} and "
+                                  f"{format_s((lo + TICK_NS) * 1e-9)}")
+        if round(ticks) > top:
             raise UsageError(f"--model {key}: {format_s(ns * 1e-9)} is more than the model "
                              f"holds: at most {format_s(top * TICK_NS * 1e-9)} ({top} ticks, "
                              f"register {MODEL_REGS[k].name})")

@@ -58,6 +58,12 @@ CASES = [
     (MODEL + ["--model", "isr_entry=-1us"], 2, "0 or more"),
     (MODEL + ["--model", "app=maybe"], 2, "'maybe' is not on or off"),
     (MODEL + ["--model", "isr_entyr=2us"], 2, "unknown parameter 'isr_entyr'"),
+    # a fraction of a tick was stored as 0 ticks; now refused, naming the tick
+    (MODEL + ["--model", "isr_entry_ns=1.5"], 2, "not a whole number of the model's 10 ns"),
+    (MODEL + ["--model", "isr_service=1.234567us"], 2, "1.235 µs is not a whole number"),
+    # suite test lists: an empty one ran the twin and ended in an internal error
+    (["suite", "--sim", "--target", "soc", "--tests", ","], 2, "names no suite test"),
+    (["suite", "--sim", "--target", "soc", "--tests", "yield,yield"], 2, "more than once"),
     # The sweep, before any step runs.
     (SWEEP + ["--from", "10k", "--to", "20k", "--pulses", str(TOP["STIM_COUNT"] + 1)], 2,
      f"at most {TOP['STIM_COUNT']}"),
