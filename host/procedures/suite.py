@@ -329,6 +329,8 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
     # One go pulse and the markers' raw events: no latency channel.
     rig.prepare(settings, regs, ChannelPlan(), drop_streams=True, EDGE_EN=_EDGE_EN)
     rig.enable_streams(raw_events=True)
+    # META as suite files have always held it: channel_names of the settings' default
+    # channel (isr), the channels matched none.
     meta = capture_meta(rig, settings, regs, "suite", settings.plan)
     meta["channels"] = []
     meta["raw_events"] = True
