@@ -45,10 +45,7 @@ def link_throughput(seconds, sim_link="line"):
         link = rig.link
         s = CaptureSettings(freq=100_000, count=None, target="loopback", delay=1e-6)
         regs = {**s.ticks(rig.tick_hz), "count": 0}     # a continuous pulse train
-        rig.stop()
-        rig.configure_target(s, regs)
-        rig.configure_stimulus(regs, ("isr",))
-        rig.clear()
+        rig.prepare(s, regs, s.plan)
         rig.enable_streams()
         rig.run()
         link.poll(wait=1.0)

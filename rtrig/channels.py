@@ -10,11 +10,13 @@ lowest channel left. An interval is written ``START..END``, each an edge source 
 ``marker2``, ``stim0``, ``stim1``) followed by ``+`` (rising) or ``-`` (falling).
 """
 
+from dataclasses import dataclass
+
 from .errors import UsageError
 from .protocol import EDGE_SOURCES, LAT_EDGES_RESET, N_LATENCY_CHANNELS, lat_edges
 
 __all__ = ["LATENCY_CHANNELS", "SOURCE_NAMES", "is_interval", "parse_interval",
-           "channel_numbers", "lat_edges_for", "CHANNEL_HELP"]
+           "Channel", "ChannelPlan", "CHANNEL_HELP"]
 
 #: The stimulus-to-response channels and their fixed numbers.
 LATENCY_CHANNELS = {"isr": 0, "app": 1}
@@ -50,32 +52,100 @@ def parse_interval(spec):
     return s + e
 
 
-def channel_numbers(channels):
-    """``{name: channel number}`` for the channels of one capture; a one-line
-    :class:`UsageError` for an unknown name or too many channels."""
-    out, intervals = {}, []
-    for name in channels:
-        if name in LATENCY_CHANNELS:
-            out[name] = LATENCY_CHANNELS[name]
-        elif is_interval(name):
-            parse_interval(name)
-            intervals.append(name)
-        else:
-            raise UsageError(f"unknown channel '{name}'", hint=CHANNEL_HELP)
-    free = [c for c in range(N_LATENCY_CHANNELS) if c not in out.values()]
-    if len(intervals) > len(free):
-        raise UsageError(f"{len(channels)} channels asked for, the rig has "
-                         f"{N_LATENCY_CHANNELS}", hint="isr and app take channels 0 and 1")
-    out.update(zip(intervals, free))
-    return out
+@dataclass(frozen=True)
+class Channel:
+    """One channel of a capture: its ``name``, the ``number`` of the matcher that times
+    it, and for an interval its ``interval`` (:func:`parse_interval`; None for ``isr``
+    and ``app``, which time the stimulus to a response)."""
+    name: str
+    number: int
+    interval: tuple | None = None
+
+    @property
+    def is_interval(self):
+        return self.interval is not None
+
+    @property
+    def edges(self):
+        """This channel's byte of ``LAT_EDGES``: its two edges."""
+        if self.interval is None:
+            return LAT_EDGES_RESET >> 8 * self.number & 0xFF
+        return lat_edges(*self.interval)
 
 
-def lat_edges_for(channels):
-    """The ``LAT_EDGES`` value of these channels (unused channels keep their reset
-    edges)."""
-    value = LAT_EDGES_RESET
-    for name, ch in channel_numbers(channels).items():
-        if is_interval(name):
-            value &= ~(0xFF << 8 * ch)
-            value |= lat_edges(*parse_interval(name)) << 8 * ch
-    return value
+@dataclass(frozen=True)
+class ChannelPlan:
+    """The channels of one capture, resolved once: each name's matcher number and
+    edges (:meth:`of`). What the rig is set to (:attr:`mask`, :attr:`lat_edges`), what
+    the capture file names (:attr:`channel_names`) and which counters are read come
+    from here; nothing else turns a name into a number. ``ChannelPlan()``: no channel
+    is matched (a run timed by raw events or the heartbeat alone)."""
+    channels: tuple = ()
+
+    @classmethod
+    def of(cls, names):
+        """The plan of ``names`` (``isr``, ``app``, intervals ``START..END``), in their
+        order; a one-line :class:`UsageError` for an unknown name or too many channels."""
+        names = tuple(names)
+        numbers, intervals = {}, {}
+        for name in names:
+            if name in LATENCY_CHANNELS:
+                numbers[name] = LATENCY_CHANNELS[name]
+            elif is_interval(name):
+                intervals[name] = parse_interval(name)
+            else:
+                raise UsageError(f"unknown channel '{name}'", hint=CHANNEL_HELP)
+        free = [c for c in range(N_LATENCY_CHANNELS) if c not in numbers.values()]
+        if len(intervals) > len(free):
+            raise UsageError(f"{len(names)} channels asked for, the rig has "
+                             f"{N_LATENCY_CHANNELS}", hint="isr and app take channels 0 and 1")
+        numbers.update(zip(intervals, free))
+        return cls(tuple(Channel(n, numbers[n], intervals.get(n)) for n in names))
+
+    def __iter__(self):
+        return iter(self.channels)
+
+    def __len__(self):
+        return len(self.channels)
+
+    @property
+    def names(self):
+        return tuple(c.name for c in self.channels)
+
+    def number(self, name):
+        """The matcher number of channel ``name`` (one of this plan's)."""
+        for c in self.channels:
+            if c.name == name:
+                return c.number
+        raise KeyError(name)
+
+    @property
+    def mask(self):
+        """The ``LAT_CH_EN`` value: the matchers of these channels."""
+        out = 0
+        for c in self.channels:
+            out |= 1 << c.number
+        return out
+
+    @property
+    def lat_edges(self):
+        """The ``LAT_EDGES`` value (unused channels keep their reset edges)."""
+        value = LAT_EDGES_RESET
+        for c in self.channels:
+            value = value & ~(0xFF << 8 * c.number) | c.edges << 8 * c.number
+        return value
+
+    @property
+    def has_intervals(self):
+        return any(c.is_interval for c in self.channels)
+
+    @property
+    def pulse_numbers(self):
+        """The numbers of the channels with one record per pulse (``isr``, ``app``; an
+        interval has one per start edge)."""
+        return [c.number for c in self.channels if not c.is_interval]
+
+    @property
+    def channel_names(self):
+        """``{"number": name}``, as a capture's META holds it."""
+        return {str(c.number): c.name for c in self.channels}

@@ -154,3 +154,125 @@ def test_no_layer_imports_upward(layer):
     bad = sorted(f"{m} → {t}" for m in GRAPH if _layer(m) == layer and m not in ENTRY
                  for t in GRAPH[m] if _layer(t) not in allowed)
     assert not bad, f"{layer} imports from above: " + ", ".join(bad)
+
+
+# --- the rig's boundary ---------------------------------------------------------------
+# Procedures, front doors and integrations speak to a rig only through Rig's typed
+# operations and CaptureRun (docs/architecture.md): none of them holds the link.
+
+#: The room that owns the link.
+RIG_ROOM = "rtrig.host.rig"
+#: The link's module.
+LINK_MODULE = "rtrig.host.rig.link"
+#: Attributes named ``link`` outside ``host/rig/`` that are no RigLink, each with why:
+#: (module, the expression as written) → reason. Strict: an entry no longer found must
+#: go, so the list cannot hide a new access.
+ALLOWED_LINK_ATTRS = {
+    ("rtrig.host.cli.capture", "res.link"):
+        "CaptureResult.link: the loss counters of the public result (a dict)",
+    ("rtrig.host.cli.suite", "res.link"):
+        "SuiteResult.link: the loss counters of the public result (a dict)",
+    ("rtrig.host.procedures.sweep", "res.link"):
+        "a step's CaptureResult.link: the loss counters it records (a dict)",
+    ("rtrig.host.procedures.suite", "self.link"):
+        "SuiteResult.to_json: the result's own loss counters (a dict)",
+    ("rtrig.host.sim", "self.link"):
+        "SimRig.link: the twin's kind of link, 'fast' or 'line' (a string)",
+}
+#: Names that may be imported from the link's module outside ``host/rig/``, with why.
+ALLOWED_LINK_IMPORTS = {
+    "LINK_COUNTERS": "the names, labels and meanings of a result's loss counters "
+                     "(final['link']), which the CLI summary and the report print; no link",
+}
+
+
+def _boundary_crossings(module, tree, is_pkg=False):
+    """``(line, what, allowed key or None)`` for each place ``module`` reaches past
+    ``Rig``: an attribute named ``link`` (also by ``getattr``), an import of the link's
+    module or of ``RigLink``, a use of the name ``RigLink``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "link":
+            text = ast.unparse(node)
+            out.append((node.lineno, text, (module, text)))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("getattr", "setattr", "hasattr") and len(node.args) > 1
+              and isinstance(node.args[1], ast.Constant) and node.args[1].value == "link"):
+            out.append((node.lineno, ast.unparse(node), None))
+        elif isinstance(node, ast.Name) and node.id == "RigLink":
+            out.append((node.lineno, "RigLink", None))
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == LINK_MODULE or a.name.startswith(LINK_MODULE + "."):
+                    out.append((node.lineno, f"import {a.name}", None))
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, is_pkg, node.level, node.module)
+            for a in node.names:
+                if a.name == "RigLink" or f"{base}.{a.name}" == LINK_MODULE:
+                    out.append((node.lineno, f"import {a.name} from {base}", None))
+                elif base == LINK_MODULE:
+                    out.append((node.lineno, f"import {a.name} from {base}",
+                                a.name if a.name in ALLOWED_LINK_IMPORTS else None))
+    return out
+
+
+def _outside_rig():
+    return sorted(m for m in MODULES if _layer(m) == "host"
+                  and m != RIG_ROOM and not m.startswith(RIG_ROOM + "."))
+
+
+def test_a_boundary_crossing_is_found():
+    src = ("from ..rig.link import RigLink, decode_events, LINK_COUNTERS\n"
+           "from ..rig import link\n"
+           "import rtrig.host.rig.link\n"
+           "def f(rig):\n"
+           "    rig.link.read1(0)\n"
+           "    return getattr(rig, 'link')\n")
+    found = _boundary_crossings("rtrig.host.procedures.x", ast.parse(src))
+    assert sorted((line, str(allowed)) for line, _, allowed in found) == [
+        (1, "LINK_COUNTERS"), (1, "None"), (1, "None"), (2, "None"), (3, "None"),
+        (5, "('rtrig.host.procedures.x', 'rig.link')"), (6, "None")]
+    assert "rtrig.host.procedures.measure" in _outside_rig()
+    assert "rtrig.host.rig.rig" not in _outside_rig()
+
+
+def test_only_the_rig_room_holds_the_link():
+    bad, used = [], set()
+    for m in _outside_rig():
+        path, is_pkg = MODULES[m]
+        tree = ast.parse(path.read_text(), str(path))
+        for line, what, key in _boundary_crossings(m, tree, is_pkg):
+            if key in ALLOWED_LINK_ATTRS or key in ALLOWED_LINK_IMPORTS:
+                used.add(key)
+            else:
+                bad.append(f"{path.relative_to(ROOT)}:{line}: {what}")
+    stale = (ALLOWED_LINK_ATTRS.keys() | ALLOWED_LINK_IMPORTS.keys()) - used
+    assert not bad, (f"{len(bad)} accesses past Rig (use or add a Rig operation): "
+                     + "; ".join(sorted(bad)))
+    assert not stale, f"allowed but no longer found, drop them: {sorted(map(str, stale))}"
+
+
+#: Functions of the host longer than :data:`MAX_FUNCTION_LINES`, each with why. Strict,
+#: like :data:`KNOWN_CIRCLES`.
+LONG_FUNCTIONS = {
+    # The event-driven and cycle-by-cycle references of the model target: each mirrors
+    # the gateware's one state machine step by step, to be read beside it.
+    "rtrig.host.model.reference.simulate", "rtrig.host.model.cycles.simulate_cycles",
+}
+MAX_FUNCTION_LINES = 100
+
+
+def test_no_long_host_function():
+    long = set()
+    for m in MODULES:
+        if _layer(m) != "host":
+            continue
+        path = MODULES[m][0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+                long.add(f"{m}.{node.name}")
+    assert long == LONG_FUNCTIONS, (
+        f"functions over {MAX_FUNCTION_LINES} lines, split them: "
+        f"{sorted(long - LONG_FUNCTIONS)} / no longer long, drop them: "
+        f"{sorted(LONG_FUNCTIONS - long)}")

@@ -10,11 +10,8 @@ import time
 from pathlib import Path
 
 from ...capture import load
-from ...channels import is_interval
 from ...errors import UsageError
-from ...protocol import PacketType, Reg
 from ..analysis import capture_summary
-from ..rig.link import decode_events, decode_latency, decode_truth
 from ..rig.rig import DRAIN_TICKS, open_rig
 from ..rig.run import CaptureResult, CaptureRun, Progress, capture_meta
 from ..sim.console import check_soc_run
@@ -38,39 +35,28 @@ _ALL_EDGES = 0x3F | 0x3F << 8 | 1 << 16
 
 
 class _Records:
-    """The records of one run on their way from the link to the capture file."""
+    """The records of one run on their way from the rig to the capture file."""
 
-    def __init__(self, link, writer, on_block=None):
-        self.link, self.writer, self.on_block = link, writer, on_block
+    def __init__(self, rig, writer, on_block=None):
+        self.rig, self.writer, self.on_block = rig, writer, on_block
         self.latency = 0
         self.events = 0
 
     def flush(self, notify=True):
-        link = self.link
-        lat = decode_latency(link.take(PacketType.LATENCY))
+        rig = self.rig
+        lat = rig.take_latency()
         self.latency += len(lat)
         self.writer.array(b"LATR", lat)
-        ev = decode_events(link.take(PacketType.EVENT))
+        ev = rig.take_events()
         self.events += len(ev)
         self.writer.array(b"EVNT", ev)
-        self.writer.array(b"TRTH", decode_truth(link.take(PacketType.TRUTH)))
+        self.writer.array(b"TRTH", rig.take_truth())
         if notify and self.on_block is not None:
             self.on_block(self.latency)
 
     def drained(self, raw_events):
         """Has every record the rig produced reached the host (or been counted lost)?"""
-        link = self.link
-        lat = self.latency + link.pending(PacketType.LATENCY)
-        if link.missing_records:        # less the records the rig dropped itself
-            lat += max(link.missing_records - link.read1(Reg.LAT_OVERFLOW), 0)
-        if lat < link.read1(Reg.LAT_RECORDS):
-            return False
-        if raw_events:
-            # events carry no index: the packets lost in gaps that no record claims
-            ev = self.events + link.pending(PacketType.EVENT) + link.loss.lost_other
-            if ev < link.read1(Reg.EVT_RECORDS):
-                return False
-        return True
+        return self.rig.all_records_in(self.latency, self.events if raw_events else None)
 
 
 def run_capture(rig, settings, path, progress=True, on_block=None):
@@ -81,32 +67,29 @@ def run_capture(rig, settings, path, progress=True, on_block=None):
     file is closed with status ``interrupted`` and the exception propagates.
     """
     regs = settings.ticks(rig.tick_hz, rig.stim_step)
-    rig.stop()
-    rig.configure_target(settings, regs)
-    rig.configure_stimulus(regs, settings.channels,
-                           EDGE_EN=_ALL_EDGES if settings.raw_events else 0)
+    plan = settings.plan
     # Zero the rig's counters and drop anything left over from an earlier run; the
-    # host's link counters start with them, the pulse index from 0 (RigLink.write).
-    rig.clear(drop_streams=True)
+    # host's link counters start with them, the pulse index from 0 (Rig.clear).
+    rig.prepare(settings, regs, plan, drop_streams=True,
+                EDGE_EN=_ALL_EDGES if settings.raw_events else 0)
     rig.enable_streams(settings.raw_events, settings.truth)
 
     # One record per pulse on a latency channel; an interval channel has one per start
     # edge, which only the rig's LAT_RECORDS tells at the end.
-    intervals = any(is_interval(c) for c in settings.channels)
-    expected = regs["count"] * len(settings.channels)
-    meta = capture_meta(rig, settings, regs, "records")
+    expected = regs["count"] * len(plan)
+    meta = capture_meta(rig, settings, regs, "records", plan)
     bar = Progress(expected, f"capture {settings.target} @ {settings.freq:g} Hz", progress)
     run = CaptureRun(rig, path, meta, bar)
-    records = _Records(rig.link, run.writer, on_block)
+    records = _Records(rig, run.writer, on_block)
 
     def salvage(status):
-        rig.link.poll(wait=0.2)
+        rig.receive(wait=0.2)
         records.flush(notify=False)
         # The loss counters as far as they can be had: the rig's too while the link
         # answers, the host's own when it does not.
         out = {"records": records.latency, "link": rig.host_counters()}
         try:
-            out["link"] = rig.loss_counters(settings.channels)[0]
+            out["link"] = rig.loss_counters(plan)[0]
         except Exception:
             pass
         return out
@@ -116,11 +99,11 @@ def run_capture(rig, settings, path, progress=True, on_block=None):
         rig.run(stim1=regs["stim1_offset"] is not None)
         _collect(rig, records, regs, settings.raw_events, bar)
         records.flush()
-        counters, pulses_issued = rig.loss_counters(settings.channels)
-        heartbeat = rig.link.read1(Reg.HB_COUNT)
-        if intervals:
-            expected = rig.link.read1(Reg.LAT_RECORDS)
-        rig.link.write(Reg.STREAM_EN, 0)
+        counters, pulses_issued = rig.loss_counters(plan)
+        heartbeat = rig.heartbeat_edges()
+        if plan.has_intervals:
+            expected = rig.latency_records()
+        rig.disable_streams()
         run.finish({"status": "complete" if records.latency >= expected else "incomplete",
                     "records": records.latency, "expected_records": expected,
                     "pulses_issued": pulses_issued, "heartbeat_edges": heartbeat,
@@ -132,16 +115,15 @@ def run_capture(rig, settings, path, progress=True, on_block=None):
 def _collect(rig, records, regs, raw_events, bar):
     """Take records from the link until the pulse train has ended, every window has
     closed, every record is in (or counted lost) and the link has gone quiet."""
-    link = rig.link
     last_flush = time.monotonic()
     last_check = 0.0
     stim_done_at = None
     quiet_since = None
     edges_off = False
     while True:
-        got = link.poll(wait=0.05)
+        got = rig.receive(wait=0.05)
         t = time.monotonic()
-        pending = link.pending(PacketType.LATENCY)
+        pending = rig.latency_pending()
         if t - last_flush > _FLUSH_S or pending > _FLUSH_RECORDS:
             records.flush()
             last_flush = t
@@ -165,7 +147,7 @@ def _collect(rig, records, regs, raw_events, bar):
             # A target that keeps toggling its markers (a tick traced on them) would
             # never let the event count settle: the run's raw events end with its
             # last window.
-            link.write(Reg.EDGE_EN, 0)
+            rig.record_edges(0)
             edges_off = True
             continue
         if records.drained(raw_events):

@@ -6,7 +6,7 @@ checks every value against the register it goes to before anything runs."""
 import math
 from dataclasses import dataclass, field
 
-from ...channels import CHANNEL_HELP, channel_numbers
+from ...channels import CHANNEL_HELP, ChannelPlan
 from ...errors import UsageError
 from ...protocol import Reg
 from ...units import format_s
@@ -44,6 +44,13 @@ class CaptureSettings:
     gap: float | None = None            # after a burst's last pulse, rise to rise
     description: str = ""
     extra: dict = field(default_factory=dict)
+
+    @property
+    def plan(self):
+        """The :class:`~rtrig.channels.ChannelPlan` of :attr:`channels`: each one's
+        matcher number and edges (a one-line :class:`UsageError` for an unknown channel
+        or too many). A procedure resolves it once and hands it on."""
+        return ChannelPlan.of(self.channels)
 
     def ticks(self, tick_hz, step=1):
         """Validate against the rig's tick rate; returns register values. ``step``
@@ -85,7 +92,7 @@ class CaptureSettings:
                              hint=f"choose one of: {', '.join(TARGETS)}")
         if not self.channels:
             raise UsageError("no response channel given", hint=CHANNEL_HELP)
-        channel_numbers(self.channels)
+        ChannelPlan.of(self.channels)       # an unknown channel fails here, before any run
         for name, reg in MODEL_REGS.items():
             v = (self.model or {}).get(name)
             if v is not None and not 0 <= v <= register_max(reg):

@@ -18,16 +18,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...errors import LinkError, UsageError
-from ...gateware.stat_accumulators import N_STAT_WORDS, STAT_WORDS, WORDS_PER_CHANNEL
-from ...protocol import Reg
+from ...errors import UsageError
+from ...records import EVENT, LATENCY
 from ..analysis import stats_summary
-from ..rig.link import payload_bytes
-from ..rig.rig import POLL_S, channel_number
+from ..rig.rig import POLL_S
 from ..rig.run import CaptureResult, CaptureRun, Progress, capture_meta
 
 __all__ = ["choose_mode", "run_stats_capture", "StatsCaptureResult", "read_stats",
-           "program_statistics", "read_counts",
+           "program_statistics",
            "auto_bin_shift", "histogram_edges", "LATENCY_WIRE_BYTES", "EVENT_WIRE_BYTES"]
 
 
@@ -38,17 +36,14 @@ def _wire_bytes(payload):
 
 
 #: Bytes on the wire per LATENCY packet.
-LATENCY_WIRE_BYTES = _wire_bytes(payload_bytes("LATENCY"))
+LATENCY_WIRE_BYTES = _wire_bytes(LATENCY.payload_len)
 #: Bytes on the wire per EVENT packet.
-EVENT_WIRE_BYTES = _wire_bytes(payload_bytes("EVENT"))
+EVENT_WIRE_BYTES = _wire_bytes(EVENT.payload_len)
 #: Fraction of the link that records mode may fill on average; the rest is margin for
 #: register traffic, escapes beyond the average and stimulus jitter.
 LINK_MARGIN = 0.85
 #: Records the rig's latency FIFO absorbs in a burst (``Rig(fifo_depth=512)``).
 LAT_FIFO_RECORDS = 512
-#: Words read per request: a request must finish within the link timeout, also on a
-#: busy machine running the simulation twin (~190 responses/s at 0.8 M cycles/s).
-HIST_CHUNK = 32
 
 
 def choose_mode(freq_hz, channels, baud, raw_events=False, count=None,
@@ -94,68 +89,21 @@ def histogram_edges(stat):
     return [off + i * w for i in range(stat["n_bins"] + 1)]
 
 
-def _stat_info(link):
-    info = link.read1(Reg.STAT_INFO)
-    if info == 0:
-        raise UsageError("this rig's gateware has no on-chip statistics",
-                         hint="rebuild the gateware, or use --mode records")
-    return {"n_bins": 1 << (info & 0xFF), "n_channels": (info >> 8) & 0xFF,
-            "count_bits": (info >> 16) & 0xFF}
+def read_stats(rig, plan, bin_shift=0, bin_offset=0, all_bins=False):
+    """Read the statistics of the channels of ``plan`` (a
+    :class:`~rtrig.channels.ChannelPlan`) from ``rig``.
 
-
-def _read_chunked(link, sel_reg, data_reg, start, n, chunk=HIST_CHUNK):
-    """Read ``n`` words of an auto-incrementing window from ``start``.
-
-    The window's pointer moves with every read, so a retried request would return
-    shifted data: requests go out without the link's own retries and every attempt
-    sets the pointer first."""
-    out = []
-    saved = link.retries
-    link.retries = 0
-    try:
-        while len(out) < n:
-            c = min(chunk, n - len(out))
-            for attempt in range(3):
-                try:
-                    link.write(sel_reg, start + len(out))
-                    vals = link.read(data_reg, count=c)
-                    if len(vals) == c:
-                        break
-                except LinkError:
-                    if attempt == 2:
-                        raise
-            else:
-                raise LinkError(f"short read of register 0x{int(data_reg):03x}")
-            out += vals
-    finally:
-        link.retries = saved
-    return out
-
-
-def _decode_words(words):
-    out = {}
-    for name, (first, n) in STAT_WORDS.items():
-        out[name] = sum(int(words[first + i]) << (32 * i) for i in range(n))
-    return out
-
-
-def read_stats(link, channels=("isr",), bin_shift=0, bin_offset=0, all_bins=False):
-    """Read the statistics of ``channels`` (names) from the rig.
-
-    Returns ``{name: figures}``, figures being the :data:`STAT_WORDS` values (ticks)
+    Returns ``{name: figures}``, figures being the ``STAT_WORDS`` values (ticks,
+    :mod:`rtrig.gateware.stat_accumulators`)
     plus ``histogram`` (a list of ``n_bins`` counts) and ``bins_read`` ``[first, last]``.
     Only the bins between the measured min and max latency are read (the others are
     zero since the last CLEAR), unless ``all_bins``. Read with accumulation stopped
     (``STAT_CTRL`` = 0) for a consistent snapshot.
     """
-    info = _stat_info(link)
-    n_bins = info["n_bins"]
+    n_bins = rig.statistics_info()["n_bins"]
     out = {}
-    for name in channels:
-        ch = channel_number(name, channels)
-        words = _read_chunked(link, Reg.STAT_SEL, Reg.STAT_DATA, ch * WORDS_PER_CHANNEL,
-                              N_STAT_WORDS)
-        fig = _decode_words(words)
+    for ch in plan:
+        fig = rig.read_channel_stats(ch.number)
         hist = [0] * n_bins
         lo, hi = 0, n_bins - 1
         if not all_bins:
@@ -167,23 +115,22 @@ def read_stats(link, channels=("isr",), bin_shift=0, bin_offset=0, all_bins=Fals
                                                             n_bins - 1)
                 lo, hi = bin_of(fig["lat_min"], 0), bin_of(fig["lat_max"], -1)
         if hi >= lo:
-            hist[lo:hi + 1] = _read_chunked(link, Reg.HIST_SEL, Reg.HIST_DATA,
-                                            ch * n_bins + lo, hi - lo + 1)
+            hist[lo:hi + 1] = rig.read_histogram(ch.number, n_bins, lo, hi - lo + 1)
         fig["histogram"] = hist
         fig["bins_read"] = [lo, hi]
         fig["consistent"] = sum(hist) + fig["underflow"] + fig["overflow"] == fig["answered"]
-        out[name] = fig
+        out[ch.name] = fig
     return out
 
 
-def program_statistics(rig, settings, bin_shift=None, bin_offset=0, hb_window=1e-3):
-    """Stop the stimulus, program target, stimulus and statistics for ``settings``,
-    clear the counters and start accumulating (``STAT_CTRL`` = 1); the stimulus is
-    left stopped. Returns ``(regs, bin_shift, window_ticks, n_bins, stat_info)``;
-    see :func:`run_stats_capture` for the arguments."""
+def program_statistics(rig, settings, plan, bin_shift=None, bin_offset=0, hb_window=1e-3):
+    """Set the rig up for ``settings`` (:meth:`Rig.prepare`, the channels of ``plan``)
+    with the statistics' bins and heartbeat window, and start accumulating
+    (``STAT_CTRL`` = 1); the stimulus is left stopped. Returns ``(regs, bin_shift,
+    window_ticks, n_bins, stat_info)``; see :func:`run_stats_capture` for the
+    arguments."""
     regs = settings.ticks(rig.tick_hz, rig.stim_step)
-    rig.stop(statistics=True)
-    info = _stat_info(rig.link)
+    info = rig.statistics_info()
     n_bins = info["n_bins"]
     if bin_shift is None:
         bin_shift = auto_bin_shift(regs["timeout"], n_bins)
@@ -192,25 +139,10 @@ def program_statistics(rig, settings, bin_shift=None, bin_offset=0, hb_window=1e
     if not 0 <= bin_offset < 2**32:
         raise UsageError(f"bin offset must be 0..2^32-1 ticks, got {bin_offset}")
     window = round(hb_window * rig.tick_hz) if hb_window else 0
-    rig.configure_target(settings, regs)
-    rig.configure_stimulus(regs, settings.channels, EDGE_EN=0, STAT_BIN_SHIFT=bin_shift,
-                           STAT_BIN_OFFSET=bin_offset, HB_WINDOW=window)
-    rig.clear()
+    rig.prepare(settings, regs, plan, statistics=True, EDGE_EN=0, STAT_BIN_SHIFT=bin_shift,
+                STAT_BIN_OFFSET=bin_offset, HB_WINDOW=window)
     rig.start_statistics()
     return regs, bin_shift, window, n_bins, info
-
-
-def read_counts(link, channel, names=("answered", "missed")):
-    """Read only the :data:`STAT_WORDS` ``names`` of ``channel`` (a name or number):
-    the words from the first to the last of them, in one request. Safe while the
-    statistics accumulate (each value is one snapshot of a counter below 2**32)."""
-    ch = channel_number(channel)
-    first = min(STAT_WORDS[n][0] for n in names)
-    last = max(STAT_WORDS[n][0] + STAT_WORDS[n][1] for n in names)
-    words = [0] * first + _read_chunked(link, Reg.STAT_SEL, Reg.STAT_DATA,
-                                        ch * WORDS_PER_CHANNEL + first, last - first)
-    return {n: sum(int(words[STAT_WORDS[n][0] + i]) << (32 * i)
-                   for i in range(STAT_WORDS[n][1])) for n in names}
 
 
 @dataclass
@@ -247,33 +179,33 @@ def run_stats_capture(rig, settings, path, bin_shift=None, progress=True,
     accumulated is read (when the link still answers) and written, the file is closed
     with status ``interrupted``/``link lost`` and the exception propagates.
     """
-    link = rig.link
+    plan = settings.plan
     regs, bin_shift, window, n_bins, info = program_statistics(
-        rig, settings, bin_shift, bin_offset, hb_window)
+        rig, settings, plan, bin_shift, bin_offset, hb_window)
     count = regs["count"]
 
-    meta = capture_meta(rig, settings, regs, "statistics")
+    meta = capture_meta(rig, settings, regs, "statistics", plan)
     meta["statistics"] = {"bin_shift": bin_shift, "bin_width_ticks": 1 << bin_shift,
                           "bin_offset_ticks": bin_offset, "n_bins": n_bins,
                           "hb_window_ticks": window}
     bar = Progress(count, f"statistics {settings.target} @ {settings.freq:g} Hz", progress)
 
     def collect():
-        link.write(Reg.STAT_CTRL, 0)        # freeze (the matchers stop with it)
-        chans = read_stats(link, settings.channels, bin_shift, bin_offset, all_bins)
+        rig.stop_statistics()               # freeze (the matchers stop with it)
+        chans = read_stats(rig, plan, bin_shift, bin_offset, all_bins)
         hb = {"window_ticks": window, **rig.heartbeat()}
         if hb["windows"] == 0:
             hb["min"] = None
         return {"tick_hz": rig.tick_hz, "bin_shift": bin_shift,
                 "bin_width_ticks": 1 << bin_shift, "bin_offset_ticks": bin_offset,
                 "n_bins": n_bins, "bin_count_bits": info["count_bits"], "channels": chans,
-                "heartbeat": hb, "drops": link.read1(Reg.STAT_DROPS)}
+                "heartbeat": hb, "drops": rig.statistics_drops()}
 
     def salvage(status):
         out = {"link": rig.host_counters()}
         try:
             run.writer.json(b"STAT", collect())
-            out["link"]["rx_errors"] = link.read1(Reg.RX_ERRORS)
+            out["link"]["rx_errors"] = rig.rx_errors()
         except Exception:
             pass
         return out
@@ -288,15 +220,15 @@ def run_stats_capture(rig, settings, path, bin_shift=None, progress=True,
         bar.update(count, force=True)
         rig.wait_windows_closed(regs)
         pulses_issued = rig.pulses_issued()
-        _await_verdicts(link, settings.channels, pulses_issued)
+        _await_verdicts(rig, plan, pulses_issued)
         stat = collect()
         bar.done()
         run.writer.json(b"STAT", stat)
-        # Host counters since the CLEAR of program_statistics (RigLink.counters), the rig's.
+        # Host counters since the CLEAR of program_statistics (Rig.host_counters), the rig's.
         counters = {**rig.host_counters(), "overflows": stat["drops"],
-                    "stat_drops": stat["drops"], "rx_errors": link.read1(Reg.RX_ERRORS)}
+                    "stat_drops": stat["drops"], "rx_errors": rig.rx_errors()}
         accounted = sum(c["answered"] + c["missed"] for c in stat["channels"].values())
-        expected = count * len(settings.channels)
+        expected = count * len(plan)
         complete = accounted >= expected and all(c["consistent"]
                                                  for c in stat["channels"].values())
         run.finish({"status": "complete" if complete else "incomplete",
@@ -307,14 +239,12 @@ def run_stats_capture(rig, settings, path, bin_shift=None, progress=True,
                               run.final, stats=stat)
 
 
-def _await_verdicts(link, channels, pulses_issued, timeout=2.0):
+def _await_verdicts(rig, plan, pulses_issued, timeout=2.0):
     """Wait (up to ``timeout`` s) until each channel's figures account for every pulse
     issued: answered, missed or dropped."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        words = {c: _decode_words(_read_chunked(
-            link, Reg.STAT_SEL, Reg.STAT_DATA, channel_number(c, channels) * WORDS_PER_CHANNEL,
-            N_STAT_WORDS)) for c in channels}
+        words = {c.name: rig.read_channel_stats(c.number) for c in plan}
         if all(w["answered"] + w["missed"] + w["drops"] >= pulses_issued
                for w in words.values()):
             return

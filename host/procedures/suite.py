@@ -24,11 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ...channels import ChannelPlan
 from ...errors import LinkError, UsageError
-from ...protocol import STIM_INPUT, Caps, Input, PacketType, Reg
+from ...protocol import STIM_INPUT, Caps, Input
+from ...records import EVENT_DTYPE
 from ...units import format_s
 from ..analysis import claimable, ticks_to_ns
-from ..rig.link import decode_events
 from ..rig.run import CaptureRun, Progress, capture_meta
 from .settings import CaptureSettings
 
@@ -306,7 +307,7 @@ def _start_pulses(rig, name, iterations, target, load):
                         jitter=IRQ_JITTER_S,
                         stim1_offset=None if offset is None else offset * 1e-9)
     regs = s.ticks(rig.tick_hz, rig.stim_step)
-    rig.configure_stimulus(regs, (), EDGE_EN=_IRQ_EDGE_EN)
+    rig.configure_stimulus(regs, ChannelPlan(), EDGE_EN=_IRQ_EDGE_EN)
     rig.run(stim1=offset is not None)
 
 
@@ -333,12 +334,12 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
     settings = CaptureSettings(freq=_GO_FREQ, count=1, target=target, load=load,
                                description="kernel suite")
     regs = settings.ticks(rig.tick_hz, rig.stim_step)
-    rig.stop()
-    rig.configure_target(settings, regs)
-    rig.configure_stimulus(regs, (), EDGE_EN=_EDGE_EN)      # no latency channel
-    rig.clear(drop_streams=True)
+    # One go pulse and the markers' raw events: no latency channel.
+    rig.prepare(settings, regs, ChannelPlan(), drop_streams=True, EDGE_EN=_EDGE_EN)
     rig.enable_streams(raw_events=True)
-    meta = capture_meta(rig, settings, regs, "suite")
+    # META as suite files have always held it: channel_names of the settings' default
+    # channel (isr), the channels matched none.
+    meta = capture_meta(rig, settings, regs, "suite", settings.plan)
     meta["channels"] = []
     meta["raw_events"] = True
     meta["suite"] = {"tests": list(tests), "iterations": iterations, "loaded": load,
@@ -346,102 +347,137 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
     if any(t in IRQ_TESTS for t in tests) and not rig.has_caps(Caps.INTERVALS):
         raise UsageError("the interrupt tests need STIM1 and STIM edge events, which this "
                          "rig's gateware lacks (the compact iCE40 build)")
-    bar = Progress(len(tests), f"suite on {target}", progress)
-    run = CaptureRun(rig, path, meta, bar)
-    parts = []
+    run = CaptureRun(rig, path, meta, Progress(len(tests), f"suite on {target}", progress))
     before = len(_read_trace(trace))        # words of earlier runs in a long session
-    link = rig.link
-
-    m2 = [0, 0]                              # MARKER2 falls and rises seen so far
-
-    def take():
-        ev = decode_events(link.take(PacketType.EVENT))
-        if len(ev):
-            run.writer.array(b"EVNT", ev)
-            parts.append(ev)
-            edge = ev["rising"][ev["input"] == Input.MARKER2]
-            m2[1] += int(edge.sum())
-            m2[0] += int(len(edge) - edge.sum())
-
-    def salvage(status):
-        take()
-        return {"events": int(sum(len(e) for e in parts)), "link": rig.host_counters()}
-
-    driving = [None, set()]                  # interrupt test whose pulses run; done
-
-    def drive():
-        """An interrupt test has begun (its ISRs attached): send its pulses; it has
-        ended: stop them."""
-        k = m2[1] - 1
-        if driving[0] is not None and m2[0] > driving[0]:
-            rig.halt()
-            link.write(Reg.EDGE_EN, _EDGE_EN)
-            driving[0] = None
-        if driving[0] is None and k >= 0 and m2[0] == k and k < len(tests) \
-                and tests[k] in IRQ_TESTS and k not in driving[1]:
-            _start_pulses(rig, tests[k], iterations, target, load)
-            driving[0] = k
-            driving[1].add(k)
-
-    run.salvage = salvage
+    events = _SuiteEvents(rig, run.writer, tests, iterations, target, load)
+    run.salvage = events.salvage
     with run:
-        rig.run()
-        last_change, seen, quiet_since = time.monotonic(), -1, None
-        last_go, started = last_change, False
-        while True:
-            got = link.poll(wait=0.05)
-            take()
-            drive()
-            done = m2[0]
-            now = time.monotonic()
-            started = started or m2[1] > 0
-            if not started and now - last_go > _GO_RETRY_S and not rig.running():
-                rig.run()
-                last_go = now
-            quiet_since = None if got else (quiet_since or now)
-            edges = m2[0] + m2[1]
-            if edges != seen:                   # a test began or ended: progress
-                seen, last_change = edges, now
-                bar.update(done)
-            if done >= len(tests):
-                # the self-timed counts are all written once the run's end word is in
-                traced = trace is None or TRACE_RUN_END in _read_trace(trace)[before:]
-                if traced and quiet_since is not None and now - quiet_since > 0.3:
-                    break
-            elif now - last_change > stall_s:
-                raise LinkError(f"the target stopped: {done} of {len(tests)} suite tests "
-                                f"ended, no test began or ended for {format_s(stall_s)}",
-                                hint="does the firmware follow docs/suite.md (the suite "
-                                     "program waits for one STIM0 pulse)?")
-        take()
-        rig.link.write(Reg.STREAM_EN, 0)
-        take()
-        counters, _ = rig.loss_counters(())
-        traced, trace_error = [], None
-        if trace is not None:
-            try:
-                runs = parse_trace(_read_trace(trace)[before:])
-                traced = runs[-1] if runs else []
-            except ValueError as e:
-                trace_error = str(e)
-        events = np.concatenate(parts) if parts else decode_events(b"")
-        per_test = split_tests(events, tests)
-        figures, cycles = {}, {}
-        for k, name in enumerate(tests):
-            rows = rows_of(name)
-            for j, row in enumerate(rows):
-                counts = None
-                if k < len(traced):
-                    counts = traced[k]["counts"][j::len(rows)]
-                    cycles[row] = counts
-                its = per_test.get(row, np.zeros(0, dtype=ITERATION_DTYPE))
-                figures[row] = iteration_figures(its, rig.tick_hz, counts, cycle_ticks,
-                                                 offset_cycles + part_offset(row))
+        _await_suite_end(rig, events, trace, before, run.progress, stall_s)
+        events.take()
+        rig.disable_streams()
+        events.take()
+        counters, _ = rig.loss_counters(ChannelPlan())
+        traced, trace_error = _traced_tests(trace, before)
+        recorded = events.all()
+        figures, cycles = _suite_figures(recorded, tests, traced, rig.tick_hz,
+                                         cycle_ticks, offset_cycles)
         lost = counters["evt_overflow"] + counters["lost_packets"]
         final = run.finish({"status": "incomplete" if lost else "complete",
-                            "events": int(len(events)), "link": counters,
+                            "events": int(len(recorded)), "link": counters,
                             **({"trace_error": trace_error} if trace_error else {}),
                             "suite": {"tests": figures, "self_timed_cycles": cycles,
                                       "cycle_ticks": cycle_ticks,
                                       "offset_cycles": offset_cycles}})
     return SuiteResult(Path(path), figures, counters, final)
+
+
+class _SuiteEvents:
+    """The raw events of one suite run on their way from the rig to the capture file,
+    with the tests that have begun and ended (MARKER2 rises and falls) counted as they
+    come, and the pulses of each interrupt test sent while it runs."""
+
+    def __init__(self, rig, writer, tests, iterations, target, load):
+        self.rig, self.writer = rig, writer
+        self.tests, self.iterations, self.target, self.load = tests, iterations, target, load
+        self.parts = []
+        self.begun = self.ended = 0          # MARKER2 rises and falls seen so far
+        self.driving = None                  # the interrupt test whose pulses run
+        self.driven = set()
+
+    def take(self):
+        ev = self.rig.take_events()
+        if len(ev):
+            self.writer.array(b"EVNT", ev)
+            self.parts.append(ev)
+            edge = ev["rising"][ev["input"] == Input.MARKER2]
+            self.begun += int(edge.sum())
+            self.ended += int(len(edge) - edge.sum())
+
+    def all(self):
+        return np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=EVENT_DTYPE)
+
+    def salvage(self, status):
+        self.take()
+        return {"events": int(sum(len(e) for e in self.parts)),
+                "link": self.rig.host_counters()}
+
+    def drive(self):
+        """An interrupt test has begun (its ISRs attached): send its pulses; it has
+        ended: stop them."""
+        rig, tests = self.rig, self.tests
+        k = self.begun - 1
+        if self.driving is not None and self.ended > self.driving:
+            rig.halt()
+            rig.record_edges(_EDGE_EN)
+            self.driving = None
+        if self.driving is None and k >= 0 and self.ended == k and k < len(tests) \
+                and tests[k] in IRQ_TESTS and k not in self.driven:
+            _start_pulses(rig, tests[k], self.iterations, self.target, self.load)
+            self.driving = k
+            self.driven.add(k)
+
+
+def _await_suite_end(rig, events, trace, before, bar, stall_s):
+    """Send the go pulse (again until the first test begins) and take the events until
+    every test has ended, the self-timed counts are in (``trace`` from word ``before``)
+    and the link has gone quiet; a :class:`LinkError` once no test has begun or ended
+    for ``stall_s`` seconds."""
+    tests = events.tests
+    rig.run()
+    last_change, seen, quiet_since = time.monotonic(), -1, None
+    last_go, started = last_change, False
+    while True:
+        got = rig.receive(wait=0.05)
+        events.take()
+        events.drive()
+        done = events.ended
+        now = time.monotonic()
+        started = started or events.begun > 0
+        if not started and now - last_go > _GO_RETRY_S and not rig.running():
+            rig.run()
+            last_go = now
+        quiet_since = None if got else (quiet_since or now)
+        edges = events.ended + events.begun
+        if edges != seen:                   # a test began or ended: progress
+            seen, last_change = edges, now
+            bar.update(done)
+        if done >= len(tests):
+            # the self-timed counts are all written once the run's end word is in
+            traced = trace is None or TRACE_RUN_END in _read_trace(trace)[before:]
+            if traced and quiet_since is not None and now - quiet_since > 0.3:
+                return
+        elif now - last_change > stall_s:
+            raise LinkError(f"the target stopped: {done} of {len(tests)} suite tests "
+                            f"ended, no test began or ended for {format_s(stall_s)}",
+                            hint="does the firmware follow docs/suite.md (the suite "
+                                 "program waits for one STIM0 pulse)?")
+
+
+def _traced_tests(trace, before):
+    """The tests of the last run in the TRACE file ``trace`` after word ``before``
+    (:func:`parse_trace`), and the error that made its counts untrusted (or None)."""
+    if trace is None:
+        return [], None
+    try:
+        runs = parse_trace(_read_trace(trace)[before:])
+    except ValueError as e:
+        return [], str(e)
+    return (runs[-1] if runs else []), None
+
+
+def _suite_figures(events, tests, traced, tick_hz, cycle_ticks, offset_cycles):
+    """Each row's figures (:func:`iteration_figures`) from the run's ``events``, with
+    the target's own counts of ``traced`` tests; and those counts by row."""
+    per_test = split_tests(events, tests)
+    figures, cycles = {}, {}
+    for k, name in enumerate(tests):
+        rows = rows_of(name)
+        for j, row in enumerate(rows):
+            counts = None
+            if k < len(traced):
+                counts = traced[k]["counts"][j::len(rows)]
+                cycles[row] = counts
+            its = per_test.get(row, np.zeros(0, dtype=ITERATION_DTYPE))
+            figures[row] = iteration_figures(its, tick_hz, counts, cycle_ticks,
+                                             offset_cycles + part_offset(row))
+    return figures, cycles

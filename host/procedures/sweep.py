@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ...capture import load
+from ...channels import ChannelPlan
 from ...errors import LinkError, UsageError
 from ...protocol import Reg
 from ...units import format_hz
@@ -44,7 +45,7 @@ __all__ = ["SweepSettings", "SweepResult", "Threshold", "search_threshold", "run
 #: Figure name → what it is, for tables and reasons.
 FIGURES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
 
-#: The host link's loss counters a sweep step records (rtrig.host.rig.link.LINK_COUNTERS).
+#: The host link's loss counters a sweep step records (:meth:`Rig.host_counters`).
 _HOST_COUNTERS = ("crc_errors", "lost_packets", "bad_payloads", "duplicates")
 
 #: Records the rig's latency FIFO holds (gateware ``fifo_depth``, less a margin):
@@ -302,15 +303,17 @@ class _Sweeper:
         stopped as soon as one is counted (the rest of the pulses are saved); a step
         without a miss runs every pulse. Returns ``(records, missed, drops, status,
         pulses issued)``."""
-        from .stats import program_statistics, read_counts
+        from .stats import program_statistics
         rig = self.s
-        regs = program_statistics(rig, settings, hb_window=0)[0]
+        plan = settings.plan
+        number = plan.number(channel)
+        regs = program_statistics(rig, settings, plan, hb_window=0)[0]
         status = "complete"
         try:
             rig.run()
             while True:
                 time.sleep(POLL_S)
-                if self.st.early_end and read_counts(rig.link, channel, ("missed",))["missed"]:
+                if self.st.early_end and rig.read_stat_counts(number, ("missed",))["missed"]:
                     rig.halt()
                     status = "ended early"
                     break
@@ -319,7 +322,7 @@ class _Sweeper:
             issued = rig.pulses_issued()
             # Every issued pulse has its verdict once its window has closed.
             rig.wait_windows_closed(regs)
-            c = read_counts(rig.link, channel, ("answered", "missed", "drops"))
+            c = rig.read_stat_counts(number, ("answered", "missed", "drops"))
         finally:
             with contextlib.suppress(LinkError):
                 rig.stop(statistics=True)
@@ -338,24 +341,21 @@ class _Sweeper:
         settings = CaptureSettings(freq=self.tick_hz / T, count=1, target=st.target,
                                    model=st.model, preset=st.preset, load=True)
         regs = settings.ticks(self.tick_hz, rig.stim_step)
-        rig.stop()
         # A continuous pulse train (count 0) matched on no channel: only the heartbeat
         # counter matters.
         regs = {**regs, "period": T, "count": 0, "jitter": 0, "stim1_offset": None}
-        rig.configure_target(settings, regs)
-        rig.configure_stimulus(regs, ())
-        rig.clear()
+        rig.prepare(settings, regs, ChannelPlan())
         try:
             if f:
                 rig.run()
             # Let LOAD and the stimulus reach their steady state first.
             settle = max(20 * T, self.tick_hz // 2000)
             rig.wait_until(rig.time() + settle)
-            hb1 = rig.link.read1(Reg.HB_COUNT)
+            hb1 = rig.heartbeat_edges()
             t1 = rig.time()
             while True:
                 time.sleep(POLL_S)
-                hb2 = rig.link.read1(Reg.HB_COUNT)
+                hb2 = rig.heartbeat_edges()
                 t2 = rig.time()
                 if t2 >= t1 + window or (enough is not None and hb2 - hb1 >= enough):
                     break
@@ -413,8 +413,7 @@ class _Sweeper:
         # own, the sweep their totals (SweepResult.final["link"]).
         counts = step.get("link")
         if counts is None:                  # a step without latency records
-            link = self.s.link
-            counts = {k: getattr(link, k, 0) for k in _HOST_COUNTERS}
+            counts = self.s.host_counters()
             counts["overflows"] = step.get("overflow", 0) or 0
         counts = {k: counts.get(k, 0) for k in (*_HOST_COUNTERS, "overflows")}
         step["link"] = counts

@@ -2,21 +2,22 @@
 """The host's one interface to a rig: typed operations over the one link.
 
 :func:`open_rig` gives a :class:`Rig` on a serial port or on the simulation twin.
-Every procedure (capture, statistics capture, sweep steps, selftest) is a short
-sequence of the operations here — stop, configure target, configure stimulus, clear,
-run, wait, read counters — so none of them writes registers in its own order, and
-the waits that decide when a run's figures are final exist once.
+Every procedure (capture, statistics capture, sweep steps, the suite, selftest) is a
+short sequence of the operations here — set up (:meth:`Rig.prepare`), run, take
+records, wait, read counters — so none of them writes registers in its own order, and
+the waits that decide when a run's figures are final exist once. Channels come as a
+:class:`~rtrig.channels.ChannelPlan`, resolved once by the procedure's settings.
 
 The register-level detail (addresses, widths) stays in :mod:`rtrig.protocol`; the
 bytes on the wire in :class:`~rtrig.host.rig.link.RigLink`, which :attr:`Rig.link` still
-exposes for tests and tools that speak registers directly.
+exposes for tests and tools that speak registers directly (no module of the host
+outside ``host/rig/`` does: ``tests/test_architecture.py``).
 """
 
 import contextlib
 import sys
 import time
 
-from ...channels import channel_numbers, is_interval, lat_edges_for
 from ...errors import LinkError, UsageError
 from ...protocol import (
     GATEWARE_VERSION,
@@ -30,17 +31,13 @@ from ...protocol import (
     StreamEnable,
     Target,
 )
-from .link import RigLink
+from .link import RigLink, decode_events, decode_latency, decode_truth
 
-__all__ = ["Rig", "open_rig", "register_max", "TARGETS", "CHANNELS", "MODEL_REGS",
-           "DRAIN_TICKS"]
+__all__ = ["Rig", "open_rig", "register_max", "TARGETS", "MODEL_REGS", "DRAIN_TICKS"]
 
 #: Target names on the command line → the TARGET_SEL value.
 TARGETS = {"external": Target.EXTERNAL, "loopback": Target.LOOPBACK, "model": Target.MODEL,
            "soc": Target.SOC}
-#: Response channel names → latency channel number (intervals between two edges:
-#: :mod:`rtrig.channels`).
-CHANNELS = {"isr": 0, "app": 1}
 #: Model target parameters (``ModelParams`` fields, in ticks) → their registers (the
 #: one mapping, :data:`rtrig.protocol.MODEL_PARAM_REGS`).
 MODEL_REGS = {name: Reg[reg] for name, reg in MODEL_PARAM_REGS.items()}
@@ -53,22 +50,16 @@ DRAIN_TICKS = 10_000
 #: two register reads (~1 ms on the simulation twin, ~0.2 ms on a 3 Mbaud rig), so
 #: polling this often costs the link little and ends a short run soon after its end.
 POLL_S = 0.02
+#: Words read per request from the statistics' windows: a request must finish within
+#: the link timeout, also on a busy machine running the simulation twin (~190
+#: responses/s at 0.8 M cycles/s).
+HIST_CHUNK = 32
 
 
 def register_max(reg):
     """The largest value register ``reg`` holds (its width in
     :data:`rtrig.protocol.REGISTERS`): the limit of every setting written to it."""
     return (1 << REGISTER_BY_ADDR[int(reg)].width) - 1
-
-
-def channel_number(channel, channels=()):
-    """A channel's number from its name (``"isr"``, or an interval of ``channels``, the
-    capture's channels) or its number."""
-    if channel in CHANNELS:
-        return CHANNELS[channel]
-    if isinstance(channel, str) and is_interval(channel):
-        return channel_numbers(channels or (channel,))[channel]
-    return int(channel)
 
 
 class Rig:
@@ -109,6 +100,20 @@ class Rig:
         return self.link.read1(Reg.STAT_INFO) != 0
 
     # setting up a run ------------------------------------------------------------
+    def prepare(self, settings, regs, plan, statistics=False, drop_streams=False,
+                **more):
+        """Set the rig up for one run, from any state, the stimulus left stopped: stop
+        everything (:meth:`stop`), select and set the target (:meth:`configure_target`),
+        program the pulse train of ``regs`` (:meth:`CaptureSettings.ticks`) and the
+        channels of ``plan`` (a :class:`~rtrig.channels.ChannelPlan`) with any further
+        registers ``more`` (:meth:`configure_stimulus`), and zero the counters
+        (:meth:`clear`). ``statistics``: also stop the on-chip accumulation first;
+        ``drop_streams``: drop any record left over from an earlier run."""
+        self.stop(statistics=statistics)
+        self.configure_target(settings, regs)
+        self.configure_stimulus(regs, plan, **more)
+        self.clear(drop_streams=drop_streams)
+
     def stop(self, statistics=False):
         """Stop the stimulus and the record streams (and with ``statistics`` the
         on-chip accumulation): the state every configuration starts from."""
@@ -136,14 +141,15 @@ class Rig:
             link.write(Reg.MODEL_CTRL, 0b10 if app else 0b00)
         link.write(Reg.LOAD_EN, 1 if settings.load else 0)
 
-    def configure_stimulus(self, regs, channels=(), **more):
+    def configure_stimulus(self, regs, plan, **more):
         """Program the pulse train of ``regs`` (:meth:`CaptureSettings.ticks`; bursts
-        with ``burst``/``gap``), the latency channels matched (names: ``isr``, ``app``,
-        intervals) and any further registers ``more``. A rig without interval channels
-        or bursts (``CAPS``) refuses them in one line; one with them gets them written
-        every time (the defaults when not asked for), so no run inherits another's."""
-        mask = sum(1 << channel_number(c, channels) for c in channels)
-        edges = lat_edges_for(channels)
+        with ``burst``/``gap``), the latency channels of ``plan`` (a
+        :class:`~rtrig.channels.ChannelPlan`: their matchers and edges) and any further
+        registers ``more``. A rig without interval channels or bursts (``CAPS``)
+        refuses them in one line; one with them gets them written every time (the
+        defaults when not asked for), so no run inherits another's."""
+        mask = plan.mask
+        edges = plan.lat_edges
         burst = regs.get("burst") or 0
         if edges != LAT_EDGES_RESET and not self.has_caps(Caps.INTERVALS):
             raise UsageError("this rig's gateware has no interval channels (the compact "
@@ -183,6 +189,15 @@ class Rig:
             streams |= StreamEnable.TRUTH
         self.link.write(Reg.STREAM_EN, streams)
 
+    def disable_streams(self):
+        """Stop sending records (those already sent still arrive)."""
+        self.link.write(Reg.STREAM_EN, 0)
+
+    def record_edges(self, edge_en):
+        """Which input edges raw events are recorded for from now (``EDGE_EN``,
+        docs/protocol.md); 0 ends them."""
+        self.link.write(Reg.EDGE_EN, edge_en)
+
     def start_statistics(self):
         """Start accumulating on-chip statistics once the histogram clear is done."""
         self.link.write(Reg.STAT_CTRL, 1)
@@ -190,6 +205,11 @@ class Rig:
             if not self.link.read1(Reg.STAT_STATUS) & 1:
                 return
         raise LinkError("the statistics histogram clear never finished")
+
+    def stop_statistics(self):
+        """Freeze the on-chip statistics (``STAT_CTRL`` = 0; the matchers stop with
+        them): what is read from now is one consistent snapshot."""
+        self.link.write(Reg.STAT_CTRL, 0)
 
     # running ---------------------------------------------------------------------
     def run(self, stim1=False):
@@ -223,17 +243,147 @@ class Rig:
         :data:`DRAIN_TICKS`."""
         self.wait_until(self.link.time() + regs["timeout"] + DRAIN_TICKS)
 
+    # records ---------------------------------------------------------------------
+    def receive(self, wait=0.0):
+        """Take in what the rig has sent, waiting up to ``wait`` s for the first byte;
+        True if anything arrived."""
+        return self.link.poll(wait=wait)
+
+    def latency_pending(self):
+        """Latency records received and not yet taken."""
+        return self.link.pending(PacketType.LATENCY)
+
+    def take_latency(self):
+        """The latency records received since the last take
+        (:data:`rtrig.records.LATENCY_DTYPE`)."""
+        return decode_latency(self.link.take(PacketType.LATENCY))
+
+    def take_events(self):
+        """The raw edge events received since the last take
+        (:data:`rtrig.records.EVENT_DTYPE`)."""
+        return decode_events(self.link.take(PacketType.EVENT))
+
+    def take_truth(self):
+        """The model's truth records received since the last take
+        (:data:`rtrig.records.TRUTH_DTYPE`)."""
+        return decode_truth(self.link.take(PacketType.TRUTH))
+
+    def all_records_in(self, latency, events=None):
+        """Has every record the rig produced reached the host or been counted lost?
+        ``latency``, ``events``: the records taken so far (``events`` None: raw events
+        are not recorded). The latency records missing by pulse index count as in,
+        less those the rig's full FIFO dropped itself; raw events carry no index, so
+        the packets lost in gaps that no record claims count as events."""
+        link = self.link
+        lat = latency + link.pending(PacketType.LATENCY)
+        if link.missing_records:
+            lat += max(link.missing_records - link.read1(Reg.LAT_OVERFLOW), 0)
+        if lat < link.read1(Reg.LAT_RECORDS):
+            return False
+        if events is not None:
+            ev = events + link.pending(PacketType.EVENT) + link.loss.lost_other
+            if ev < link.read1(Reg.EVT_RECORDS):
+                return False
+        return True
+
+    def latency_records(self):
+        """Latency records the rig produced since the last clear (``LAT_RECORDS``;
+        of an interval channel, one per start edge)."""
+        return self.link.read1(Reg.LAT_RECORDS)
+
+    # on-chip statistics ----------------------------------------------------------
+    def statistics_info(self):
+        """The on-chip statistics' shape (``STAT_INFO``): ``n_bins`` per histogram,
+        ``n_channels``, ``count_bits`` per bin; a one-line :class:`UsageError` on a rig
+        without them."""
+        info = self.link.read1(Reg.STAT_INFO)
+        if info == 0:
+            raise UsageError("this rig's gateware has no on-chip statistics",
+                             hint="rebuild the gateware, or use --mode records")
+        return {"n_bins": 1 << (info & 0xFF), "n_channels": (info >> 8) & 0xFF,
+                "count_bits": (info >> 16) & 0xFF}
+
+    def read_channel_stats(self, number):
+        """Every figure of channel ``number`` (the ``STAT_WORDS`` of
+        :mod:`rtrig.gateware.stat_accumulators`, ticks and counts)."""
+        from ...gateware.stat_accumulators import N_STAT_WORDS, STAT_WORDS, WORDS_PER_CHANNEL
+        words = self._read_window(Reg.STAT_SEL, Reg.STAT_DATA, number * WORDS_PER_CHANNEL,
+                                  N_STAT_WORDS)
+        return {name: sum(int(words[first + i]) << (32 * i) for i in range(n))
+                for name, (first, n) in STAT_WORDS.items()}
+
+    def read_stat_counts(self, number, names=("answered", "missed")):
+        """Only the figures ``names`` of channel ``number``: the words from the first to
+        the last of them, in one request. Safe while the statistics accumulate (each
+        value is one snapshot of a counter below 2**32)."""
+        from ...gateware.stat_accumulators import STAT_WORDS, WORDS_PER_CHANNEL
+        first = min(STAT_WORDS[n][0] for n in names)
+        last = max(STAT_WORDS[n][0] + STAT_WORDS[n][1] for n in names)
+        words = [0] * first + self._read_window(Reg.STAT_SEL, Reg.STAT_DATA,
+                                                number * WORDS_PER_CHANNEL + first,
+                                                last - first)
+        return {n: sum(int(words[STAT_WORDS[n][0] + i]) << (32 * i)
+                       for i in range(STAT_WORDS[n][1])) for n in names}
+
+    def read_histogram(self, number, n_bins, first, count):
+        """``count`` bins of channel ``number``'s histogram (``n_bins`` bins), from bin
+        ``first``."""
+        return self._read_window(Reg.HIST_SEL, Reg.HIST_DATA, number * n_bins + first,
+                                 count)
+
+    def statistics_drops(self):
+        """Records the on-chip statistics did not accumulate (``STAT_DROPS``)."""
+        return self.link.read1(Reg.STAT_DROPS)
+
+    def _read_window(self, sel_reg, data_reg, start, n, chunk=HIST_CHUNK):
+        """Read ``n`` words of an auto-incrementing window from ``start``.
+
+        The window's pointer moves with every read, so a retried request would return
+        shifted data: requests go out without the link's own retries and every attempt
+        sets the pointer first."""
+        link = self.link
+        out = []
+        saved = link.retries
+        link.retries = 0
+        try:
+            while len(out) < n:
+                c = min(chunk, n - len(out))
+                for attempt in range(3):
+                    try:
+                        link.write(sel_reg, start + len(out))
+                        vals = link.read(data_reg, count=c)
+                        if len(vals) == c:
+                            break
+                    except LinkError:
+                        if attempt == 2:
+                            raise
+                else:
+                    raise LinkError(f"short read of register 0x{int(data_reg):03x}")
+                out += vals
+        finally:
+            link.retries = saved
+        return out
+
     # counters --------------------------------------------------------------------
+    def heartbeat_edges(self):
+        """Heartbeat edges since the last clear (``HB_COUNT``)."""
+        return self.link.read1(Reg.HB_COUNT)
+
+    def rx_errors(self):
+        """Host → rig packets the rig rejected since the last clear (``RX_ERRORS``)."""
+        return self.link.read1(Reg.RX_ERRORS)
+
     def heartbeat(self):
         """The heartbeat counters: ``edges`` (``HB_COUNT``) and the per-window ones."""
         r = self.link.read1
         return {"edges": r(Reg.HB_COUNT), "last": r(Reg.HB_LAST), "min": r(Reg.HB_MIN),
                 "max": r(Reg.HB_MAX), "windows": r(Reg.HB_WINDOWS)}
 
-    def loss_counters(self, channels):
+    def loss_counters(self, plan):
         """Every loss counter of a records-mode run (``final["link"]``, the keys of
         :data:`rtrig.host.rig.link.LINK_COUNTERS`) and the pulses issued, from the rig's
-        registers and the host's link.
+        registers and the host's link; ``plan``: the run's
+        :class:`~rtrig.channels.ChannelPlan`.
 
         Latency records are counted exactly by their pulse index (every pulse gets one
         record per channel, so those missing after the last one received count too);
@@ -246,7 +396,7 @@ class Rig:
         issued = self.pulses_issued()
         # An interval channel has a record per start edge, not per pulse: its tail is
         # not known from the pulses issued (LAT_RECORDS still counts its records).
-        link.loss.end([channel_number(c) for c in channels if not is_interval(c)], issued)
+        link.loss.end(plan.pulse_numbers, issued)
         lost_records = max(link.missing_records - lat_ovf, 0)
         other = link.loss.lost_other_seen if lat_ovf else link.loss.lost_other
         return {

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from ... import __version__
 from ...capture import CaptureWriter
-from ...channels import channel_numbers
 from ...errors import LinkError
 
 __all__ = ["CaptureRun", "CaptureResult", "Progress", "rig_meta", "capture_meta", "now"]
@@ -73,8 +72,9 @@ def rig_meta(rig):
     }
 
 
-def capture_meta(rig, settings, regs, mode):
-    """The ``META`` object of a records or statistics capture (docs/capture-format.md)."""
+def capture_meta(rig, settings, regs, mode, plan):
+    """The ``META`` object of a records or statistics capture (docs/capture-format.md);
+    ``plan``: the :class:`~rtrig.channels.ChannelPlan` of ``settings``' channels."""
     return {
         **rig_meta(rig),
         "in_delay_ticks": rig.info["in_delay"],
@@ -88,9 +88,9 @@ def capture_meta(rig, settings, regs, mode):
                      "count": regs["count"], "jitter_ticks": regs["jitter"],
                      **({"burst": regs["burst"], "gap_ticks": regs["gap"]}
                         if regs.get("burst") else {})},
-        "channels": list(settings.channels),
+        "channels": list(plan.names),
         # Channel number → name (rtrig.channels): isr 0, app 1, intervals after them.
-        "channel_names": {str(n): name for name, n in channel_numbers(settings.channels).items()},
+        "channel_names": plan.channel_names,
         "load": settings.load,
         "timeout_ticks": regs["timeout"],
         "mode": mode,

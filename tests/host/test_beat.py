@@ -135,8 +135,9 @@ def test_sweeper_steps_cover_the_tick_and_the_confirmation_looks_again(tmp_path,
         return n, 0, 0, "complete", n
 
     monkeypatch.setattr(sweep_mod._Sweeper, "_count_misses", fake_count)
-    link = types.SimpleNamespace(crc_errors=0, lost_packets=0, bad_payloads=0, duplicates=0)
-    session = types.SimpleNamespace(tick_hz=TICK_HZ, sim=None, link=link,
+    counters = {"crc_errors": 0, "lost_packets": 0, "bad_payloads": 0, "duplicates": 0}
+    session = types.SimpleNamespace(tick_hz=TICK_HZ, sim=None,
+                                    host_counters=lambda: dict(counters),
                                     has_statistics=lambda: True,
                                     info={"version": 1, "build_hash": 0, "board": 0})
     st = sweep_mod.SweepSettings(10_000, 400_000, target="soc", channels=("app",))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rtrig import load
-from rtrig.channels import channel_numbers, lat_edges_for, parse_interval
+from rtrig.channels import ChannelPlan, parse_interval
 from rtrig.errors import UsageError
 from rtrig.host import CaptureSettings, open_rig, run_capture
 from rtrig.host.rig.rig import Rig
@@ -68,12 +68,19 @@ def test_a_later_capture_gets_the_default_channels_and_no_bursts(rig, tmp_path):
 
 
 def test_channel_numbers_and_edges():
-    assert channel_numbers(("isr", "app")) == {"isr": 0, "app": 1}
-    assert channel_numbers(("app", "marker0+..marker0-")) == {"app": 1, "marker0+..marker0-": 0}
+    plan = ChannelPlan.of(("isr", "app"))
+    assert [(c.name, c.number) for c in plan] == [("isr", 0), ("app", 1)]
+    assert plan.mask == 0b11 and not plan.has_intervals and plan.pulse_numbers == [0, 1]
+    plan = ChannelPlan.of(("app", "marker0+..marker0-"))
+    assert plan.channel_names == {"1": "app", "0": "marker0+..marker0-"}
+    assert plan.number("marker0+..marker0-") == 0 and plan.pulse_numbers == [1]
+    assert plan.has_intervals and plan.mask == 0b11
     assert parse_interval("marker1-..MARKER2+") == (Input.MARKER1, 1, Input.MARKER2, 0)
-    assert lat_edges_for(("isr", "marker0+..marker0-")) == (LAT_EDGES_RESET & 0xFF) | (
-        (3 | 3 << 4 | 1 << 7) << 8)
-    assert lat_edges_for(("isr", "app")) == LAT_EDGES_RESET
+    assert ChannelPlan.of(("isr", "marker0+..marker0-")).lat_edges == (
+        LAT_EDGES_RESET & 0xFF) | ((3 | 3 << 4 | 1 << 7) << 8)
+    assert ChannelPlan.of(("isr", "app")).lat_edges == LAT_EDGES_RESET
+    assert ChannelPlan().lat_edges == LAT_EDGES_RESET and ChannelPlan().mask == 0
+    assert ChannelPlan.of(("app",)).mask == 0b10
 
 
 @pytest.mark.parametrize("channels,words", [
@@ -106,7 +113,7 @@ def test_a_rig_without_the_caps_refuses_intervals_and_bursts_in_one_line():
     rig = Rig(_NoLink(), {"caps": 0b111})
     regs = CaptureSettings(freq=1000, channels=("isr", "marker0+..marker0-")).ticks(100e6)
     with pytest.raises(UsageError, match="no interval channels"):
-        rig.configure_stimulus(regs, ("isr", "marker0+..marker0-"))
+        rig.configure_stimulus(regs, ChannelPlan.of(("isr", "marker0+..marker0-")))
     regs = CaptureSettings(freq=1000, burst=2, gap=2e-3).ticks(100e6)
     with pytest.raises(UsageError, match="no burst stimulus"):
-        rig.configure_stimulus(regs, ("isr",))
+        rig.configure_stimulus(regs, ChannelPlan.of(("isr",)))

@@ -44,7 +44,7 @@ def test_same_run_statistics_equal_records(rig, tmp_path):
     try:
         res = run_capture(rig, s, tmp_path / "both.rtrig", progress=False)
         link.write(Reg.STAT_CTRL, 0)
-        got = read_stats(link, s.channels, shift, offset)
+        got = read_stats(rig, s.plan, shift, offset)
         hb = {r: link.read1(Reg[r]) for r in ("HB_COUNT", "HB_MIN", "HB_MAX", "HB_WINDOWS")}
     finally:
         link.write(Reg.STAT_CTRL, 0)

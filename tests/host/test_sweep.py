@@ -142,8 +142,9 @@ def test_interrupt_keeps_recorded_steps(tmp_path, monkeypatch):
         return f > 30_000
 
     monkeypatch.setattr(sweep_mod._Sweeper, "measure_missed", fake_missed)
-    link = types.SimpleNamespace(crc_errors=0, lost_packets=2, bad_payloads=0, duplicates=0)
-    session = types.SimpleNamespace(tick_hz=TICK_HZ, sim=None, link=link,
+    counters = {"crc_errors": 0, "lost_packets": 2, "bad_payloads": 0, "duplicates": 0}
+    session = types.SimpleNamespace(tick_hz=TICK_HZ, sim=None,
+                                    host_counters=lambda: dict(counters),
                                     has_statistics=lambda: False,
                                     info={"version": 1, "build_hash": 0, "board": 0})
     st = SweepSettings(10_000, 100_000, target="model", model={"app": False},
