@@ -252,27 +252,30 @@ def test_only_the_rig_room_holds_the_link():
     assert not stale, f"allowed but no longer found, drop them: {sorted(map(str, stale))}"
 
 
-#: Functions of the host longer than :data:`MAX_FUNCTION_LINES`, each with why. Strict,
-#: like :data:`KNOWN_CIRCLES`.
-LONG_FUNCTIONS = {
-    # The event-driven and cycle-by-cycle references of the model target: each mirrors
-    # the gateware's one state machine step by step, to be read beside it.
-    "rtrig.host.model.reference.simulate", "rtrig.host.model.cycles.simulate_cycles",
-}
+#: The longest a function of the gateware or the host may be, in lines (STYLE.md: an
+#: ``elaborate`` of hundreds of lines is a sign to compose components).
 MAX_FUNCTION_LINES = 100
 
 
-def test_no_long_host_function():
-    long = set()
+def _long_functions(limit):
+    out = set()
     for m in MODULES:
-        if _layer(m) != "host":
+        if _layer(m) not in ("gateware", "host"):
             continue
         path = MODULES[m][0]
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                    and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
-                long.add(f"{m}.{node.name}")
-    assert long == LONG_FUNCTIONS, (
-        f"functions over {MAX_FUNCTION_LINES} lines, split them: "
-        f"{sorted(long - LONG_FUNCTIONS)} / no longer long, drop them: "
-        f"{sorted(LONG_FUNCTIONS - long)}")
+                    and node.end_lineno - node.lineno + 1 > limit:
+                out.add(f"{m}.{node.name} ({node.end_lineno - node.lineno + 1} lines)")
+    return out
+
+
+def test_long_functions_are_found():
+    # the check would pass vacuously if it measured nothing
+    assert any(n.startswith("rtrig.gateware.") for n in _long_functions(40))
+    assert any(n.startswith("rtrig.host.") for n in _long_functions(40))
+
+
+def test_no_long_function_in_gateware_or_host():
+    long = _long_functions(MAX_FUNCTION_LINES)
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines, split them: {sorted(long)}"
