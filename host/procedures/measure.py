@@ -6,6 +6,7 @@ sweep step on a rig without on-chip statistics); a notebook can call it directly
 a :class:`~rtrig.host.rig.rig.Rig` from :func:`~rtrig.host.rig.rig.open_rig`.
 """
 
+import contextlib
 import time
 from pathlib import Path
 
@@ -83,11 +84,15 @@ def run_capture(rig, settings, path, progress=True, on_block=None):
     records = _Records(rig, run.writer, on_block)
 
     def salvage(status):
-        rig.receive(wait=0.2)
-        records.flush(notify=False)
+        # each step on its own: a lost link fails the first, the rest still count
+        with contextlib.suppress(Exception):
+            rig.receive(wait=0.2)
+        with contextlib.suppress(Exception):
+            records.flush(notify=False)
         # The loss counters as far as they can be had: the rig's too while the link
         # answers, the host's own when it does not.
-        out = {"records": records.latency, "link": rig.host_counters()}
+        out = {"records": records.latency, "expected_records": expected,
+               "link": rig.host_counters()}
         try:
             out["link"] = rig.loss_counters(plan)[0]
         except Exception:

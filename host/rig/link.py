@@ -395,23 +395,9 @@ class RigLink:
     # Register access -------------------------------------------------------------
     def _request(self, ptype, payload, expect):
         crc0 = self.decoder.crc_errors
-        for _attempt in range(self.retries + 1):
-            seq = self._tx_seq
-            self._tx_seq = (self._tx_seq + 1) & 0xFF
-            self._responses.pop(seq, None)
-            try:
-                packet = frame(ptype, seq, payload)
-                self.port.write(packet)
-                self.bytes_out += len(packet)
-            except (serial.SerialException, OSError) as e:
-                raise LinkError(f"cannot write to {self.url}: {e}") from e
-            deadline = time.monotonic() + self.timeout
-            while time.monotonic() < deadline:
-                self.poll(wait=0.05)
-                got = self._responses.get(seq, [])
-                if len(got) >= expect:
-                    del self._responses[seq]
-                    return got
+        got = self._exchange(ptype, payload, expect, self.retries + 1, self.timeout)
+        if got is not None:
+            return got
         tries = self.retries + 1
         corrupt = self.decoder.crc_errors - crc0
         if corrupt:
@@ -422,8 +408,60 @@ class RigLink:
                 f"{'s' if corrupt > 1 else ''} arrived with CRC errors",
                 hint="the link is noisy: check the cable (length, ground, connectors) and "
                      "the baud rate; or the rig's gateware speaks another protocol version")
-        raise LinkError(f"no answer from the rig on {self.url}",
-                        hint="is a rig connected and powered? is the baud rate right?")
+        raise self._no_answer(tries)
+
+    def _no_answer(self, tries):
+        """The error for a request that got no answer at all in ``tries`` exchanges.
+        The host cannot see requests damaged on their way to the rig; the rig counts
+        them (``RX_ERRORS``), so a link that has seen the rig asks it once more."""
+        answered, crc = self.decoder.packets, self.decoder.crc_errors
+        what = (f"no answer from the rig on {self.url} in {tries} register exchange"
+                f"{'s' if tries > 1 else ''}")
+        noisy = "the link is noisy: check the cable (length, ground, connectors) and the baud rate"
+        rx_errors = self._rx_errors_if_answering() if answered or crc else None
+        crc_note = f"; {crc} packets from it arrived with CRC errors" if crc else ""
+        if rx_errors is not None:
+            return LinkError(f"{what}, but it answers again: it counts {rx_errors} damaged "
+                             f"request{'s' if rx_errors != 1 else ''} (RX_ERRORS){crc_note}",
+                             hint=noisy)
+        if crc:
+            return LinkError(f"{what}{crc_note} on this link", hint=noisy)
+        if answered:
+            return LinkError(f"{what}; it had sent {answered} good packets on this link",
+                             hint="was it unplugged, reset or powered off? A noisy link "
+                                  "loses requests too")
+        return LinkError(what.replace(f" in {tries} register exchange"
+                                      f"{'s' if tries > 1 else ''}", ""),
+                         hint="is a rig connected and powered? is the baud rate right?")
+
+    def _rx_errors_if_answering(self):
+        """The rig's ``RX_ERRORS`` if it answers one of a few quick tries now, else
+        None."""
+        addr = int(Reg.RX_ERRORS).to_bytes(2, "little") + (1).to_bytes(2, "little")
+        got = self._exchange(PacketType.READ, addr, 1, tries=5, timeout=0.3)
+        return got[0][2] if got else None
+
+    def _exchange(self, ptype, payload, expect, tries, timeout):
+        """Send the request up to ``tries`` times, each with a new sequence number,
+        waiting ``timeout`` s for its ``expect`` responses; those responses, or None."""
+        for _attempt in range(tries):
+            seq = self._tx_seq
+            self._tx_seq = (self._tx_seq + 1) & 0xFF
+            self._responses.pop(seq, None)
+            try:
+                packet = frame(ptype, seq, payload)
+                self.port.write(packet)
+                self.bytes_out += len(packet)
+            except (serial.SerialException, OSError) as e:
+                raise LinkError(f"cannot write to {self.url}: {e}") from e
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                self.poll(wait=0.05)
+                got = self._responses.get(seq, [])
+                if len(got) >= expect:
+                    del self._responses[seq]
+                    return got
+        return None
 
     def read(self, reg, count=1):
         """Read register ``reg`` ``count`` times; returns a list of values."""

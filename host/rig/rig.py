@@ -413,11 +413,14 @@ class Rig:
         }, issued
 
     def host_counters(self):
-        """The host's own link counters since the last CLEAR (what is known of the
-        losses when the rig no longer answers)."""
+        """The host's own link counters since the last CLEAR: what is known of the
+        losses when the rig no longer answers (``lost_records``: latency records
+        missing by pulse index up to the last one received; the rig's counters, its
+        overflows and ``rx_errors``, cannot be read then and are absent)."""
         link = self.link
         return {"crc_errors": link.crc_errors, "lost_packets": link.lost_packets,
-                "bad_payloads": link.bad_payloads, "duplicates": link.duplicates}
+                "lost_records": link.missing_records, "bad_payloads": link.bad_payloads,
+                "duplicates": link.duplicates}
 
 
 @contextlib.contextmanager

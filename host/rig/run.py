@@ -129,6 +129,11 @@ class CaptureRun:
         status = end_status(exc)
         final = {"status": status}
         try:
+            # what the host knows by itself, kept if the salvage cannot do better
+            final["link"] = self.rig.host_counters()
+        except Exception:
+            pass
+        try:
             self.rig.halt()         # the stimulus stops whatever else fails
         except Exception:
             pass

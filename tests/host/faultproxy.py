@@ -6,7 +6,9 @@ and the simulation twin. Host → rig bytes pass unchanged. Rig → host bytes a
 into packets at SLIP ``END`` and each stream packet (EVENT, LATENCY, TRUTH) is
 passed, dropped or damaged as the plan says; register responses pass too, unless
 ``corrupt_responses`` is set (then each gets a bit flipped). Decisions depend only
-on the stream packet's index and the seed, never on timing, so a run is repeatable.
+on the stream packet's index and the seed, never on timing, so a run is repeatable. Host → rig requests pass
+unchanged unless ``corrupt_requests`` is set: then the next that many requests each
+get a bit flipped (the rig drops them and counts them in ``RX_ERRORS``).
 Every fault is logged with the packet it hit, so a test knows exactly what was lost.
 
 Loopback addresses only; the proxy serves one client and stops itself after
@@ -69,6 +71,7 @@ class FaultProxy:
         self.stall_s = stall_s
         self.deadline = time.monotonic() + lifetime
         self.corrupt_responses = False
+        self.corrupt_requests = 0
         self.log = []
         self.stream_packets = 0
         self.url = None
@@ -133,7 +136,8 @@ class FaultProxy:
             self._socks.append(rig)
             for s in (host, rig):
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            up = threading.Thread(target=self._pump, args=(host, rig, None), daemon=True)
+            up = threading.Thread(target=self._pump, args=(host, rig, self._damage_request),
+                                  daemon=True)
             up.start()
             self._threads.append(up)
             self._pump(rig, host, self._damage)
@@ -178,6 +182,14 @@ class FaultProxy:
             self._stop.set()
 
     # Damage ---------------------------------------------------------------------------
+    def _damage_request(self, piece, out, dst):
+        """Append what the rig gets for one host request to ``out``."""
+        if self.corrupt_requests > 0:
+            self.corrupt_requests -= 1
+            self.log.append((None, "flip_request", unslip(piece)))
+            piece = self._flip(piece)
+        out += _END + piece + _END
+
     def _damage(self, piece, out, dst):
         """Append what the host gets for one rig packet to ``out`` (sending what is
         already there first if the packet is stalled)."""

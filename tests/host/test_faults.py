@@ -308,3 +308,42 @@ def test_clear_zeroes_the_host_counters_with_the_rig(twin):
 def test_the_proxy_reaches_loopback_addresses_only():
     with pytest.raises(ValueError):
         FaultProxy("socket://192.0.2.1:1234")
+
+
+def test_requests_damaged_on_the_way_to_the_rig_are_named(twin):
+    # The host sees nothing of a request the rig dropped for its CRC: the rig counts it
+    # (RX_ERRORS), and "no answer" says so instead of asking whether a rig is there.
+    with FaultProxy(twin.url) as proxy:
+        link = RigLink(proxy.url, timeout=0.3)
+        try:
+            assert link.read1(Reg.ID) == 0x52544731
+            rx0 = link.read1(Reg.RX_ERRORS)
+            proxy.corrupt_requests = 3          # every try of the next request
+            with pytest.raises(LinkError) as e:
+                link.read1(Reg.SCRATCH)
+        finally:
+            link.close()
+    msg = f"{e.value} {e.value.hint}"
+    assert f"it counts {rx0 + 3} damaged requests (RX_ERRORS)" in msg, msg
+    assert "noisy" in msg and "powered" not in msg
+
+
+def test_a_lost_link_ends_the_file_with_everything_the_host_knows(twin, tmp_path):
+    # The link goes in the middle of a capture (the proxy stops after the first block
+    # of records): the END object still has the records written and the host's loss
+    # counters, not only the status.
+    s = CaptureSettings(freq=20e3, count=20_000, target="loopback", delay=DELAY / 1e8)
+    path = tmp_path / "lost.rtrig"
+    with FaultProxy(twin.url, plan=FaultProxy.run(5, 3)) as proxy, \
+            open_rig(port=proxy.url) as rig:
+        rig.link.timeout, rig.link.retries = 0.3, 1
+        with pytest.raises(LinkError):
+            run_capture(rig, s, path, progress=False, on_block=lambda *a: proxy.stop())
+    cap = load(path)
+    final = cap.final
+    assert final["status"] == "link lost"
+    assert final["records"] == len(cap.latency) > 0
+    assert final["expected_records"] == 20_000
+    assert {"crc_errors", "lost_packets", "lost_records", "bad_payloads",
+            "duplicates"} <= final["link"].keys()
+    assert final["link"]["lost_records"] >= 3           # the three the proxy dropped
