@@ -266,7 +266,7 @@ class _CounterTop(Elaboratable):
         count, fast_count = Signal(24), Signal(24)
         m.d.sync += count.eq(count + 1)
         m.d.fast += fast_count.eq(fast_count + 1)
-        pins = platform.request("rig", 0, dir={"stim0": "-", "stim1": "-"})
+        pins = platform.request("rig", 0, dir="-")
         m.submodules.out = buf = io.Buffer("o", pins.stim0)
         m.submodules.out1 = buf1 = io.Buffer("o", pins.stim1)
         m.d.comb += [buf.o.eq(count[-1]), buf1.o.eq(fast_count[-1])]
