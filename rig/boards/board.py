@@ -12,7 +12,7 @@ a second board (``soc-alone``); the SoC tops are in ``soc.py``.
 
 from dataclasses import dataclass, field
 
-from amaranth import ClockDomain, Elaboratable, Module
+from amaranth import ClockDomain, Elaboratable, Module, Signal
 from amaranth.build import Attrs, Pins, Resource, Subsignal
 from amaranth.lib import io
 
@@ -190,6 +190,10 @@ class BoardTop(Elaboratable):
         """The clock generator (a subclass may drive more domains)."""
         return self.board.clocking(platform)
 
+    def add_more(self, m, platform):
+        """Adds a subclass's logic and pins to ``m``, the top module (after the rig's
+        pins; the pins' order is the netlist's, kept as it was for the placement)."""
+
     def elaborate(self, platform):
         b = self.board
         m = Module()
@@ -206,12 +210,12 @@ class BoardTop(Elaboratable):
             for j in range(3):
                 m.d.comb += rig.ext_later[j].eq(quad.samples[j + 1])
 
-        uart = platform.request(*b.uart, dir={"rx": "-", "tx": "-"})
+        uart = platform.request(*b.uart, dir="-")
         m.submodules.uart_rx = uart_rx = io.Buffer("i", uart.rx)
         m.submodules.uart_tx = uart_tx = io.Buffer("o", uart.tx)
         m.d.comb += [rig.uart_rx.eq(uart_rx.i), uart_tx.o.eq(rig.uart_tx)]
 
-        pins = platform.request("rig", 0, dir={n: "-" for n in RIG_OUTPUTS + RIG_INPUTS})
+        pins = platform.request("rig", 0, dir="-")
         for name in RIG_OUTPUTS:
             buf = io.Buffer("o", getattr(pins, name))
             m.submodules[f"pin_{name}"] = buf
@@ -234,6 +238,33 @@ class BoardTop(Elaboratable):
 
         if b.extra is not None:
             b.extra(m, platform)
+        self.add_more(m, platform)
+        # The UART's other lines (the ULX3S's RTS and DTR, inputs from the FT231X) are
+        # unused; each keeps the input buffer a request without dir="-" gave it.
+        for sub in platform.lookup(*b.uart).ios:
+            if sub.name not in ("rx", "tx"):
+                path = f"{b.uart[0]}_{b.uart[1]}__{sub.name}"
+                m.submodules[f"pin_{path}"] = UnusedInput(getattr(uart, sub.name),
+                                                          name=f"{path}__i")
+        return m
+
+
+class UnusedInput(Elaboratable):
+    """An input pin nothing reads: an ``io.Buffer`` into the signal ``i`` (named ``name``).
+
+    The netlist is the one Amaranth's deprecated ``platform.request`` without
+    ``dir="-"`` made for an input (a module holding the buffer as ``buf``), so the pin
+    keeps its I/O cell, its constraints and the build its placement.
+    """
+
+    def __init__(self, port, *, name):
+        self.port = port
+        self.i = Signal(name=name)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.buf = buf = io.Buffer("i", self.port)
+        m.d.comb += self.i.eq(buf.i)
         return m
 
 

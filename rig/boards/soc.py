@@ -172,18 +172,16 @@ class RigSoCTop(BoardTop):
     def clocking(self, platform):
         return self.board.soc_clocking(platform, with_rig=True)
 
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
+    def add_more(self, m, platform):
         m.domains.soc = ClockDomain("soc")
         _add_vexriscv(platform)
         rig = m.submodules.rig
-        pins = platform.request("soc_debug", 0, dir={n: "-" for n in SOC_DEBUG_OUTPUTS})
+        pins = platform.request("soc_debug", 0, dir="-")
         sources = {"irq": rig.stim0, "load_en": rig.load_en}
         sources.update({n: rig.soc_gpio_out[bit] for bit, n in enumerate(RIG_INPUTS)})
         for name in SOC_DEBUG_OUTPUTS:
             m.submodules[f"soc_pin_{name}"] = buf = io.Buffer("o", getattr(pins, name))
             m.d.comb += buf.o.eq(sources[name])
-        return m
 
 
 class SoCTargetTop(Elaboratable):
@@ -209,8 +207,7 @@ class SoCTargetTop(Elaboratable):
         _add_vexriscv(platform)
         m.submodules.soc = soc = DomainRenamer("soc")(SoC(self.firmware))
 
-        pins = platform.request("soc_target", 0,
-                                dir={n: "-" for n in SOC_TARGET_INPUTS + SOC_TARGET_OUTPUTS})
+        pins = platform.request("soc_target", 0, dir="-")
         inputs = {}
         for name in SOC_TARGET_INPUTS:
             m.submodules[f"pin_{name}"] = buf = io.Buffer("i", getattr(pins, name))
@@ -224,7 +221,7 @@ class SoCTargetTop(Elaboratable):
         m.submodules.console = console = DomainRenamer("soc")(
             Console(SOC_CLK_HZ // CONSOLE_BAUD))
         m.d.comb += [console.valid.eq(soc.console_valid), console.data.eq(soc.console_data)]
-        uart = platform.request(*b.uart, dir={s.name: "-" for s in platform.lookup(*b.uart).ios})
+        uart = platform.request(*b.uart, dir="-")
         m.submodules.uart_tx = uart_tx = io.Buffer("o", uart.tx)
         m.d.comb += uart_tx.o.eq(console.tx)
 

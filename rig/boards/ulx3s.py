@@ -94,8 +94,7 @@ def _soc_clocking(platform, with_rig):
 def _extra(m, platform):
     # Hold the ESP32's GPIO0 high: if it floats low while the ESP32 resets, the ESP32
     # enters its bootloader and may reconfigure the FPGA (ULX3S manual, "ESP32").
-    esp32 = platform.request("esp32", 0, dir={"en": "-", "tx": "-", "rx": "-", "gpio0": "-",
-                                              "gpio5": "-", "gpio16": "-", "gpio17": "-"})
+    esp32 = platform.request("esp32", 0, dir="-")
     m.submodules.esp32_gpio0 = buf = io.Buffer("o", esp32.gpio0)
     m.d.comb += buf.o.eq(Const(1))
 

@@ -108,7 +108,7 @@ class _Counter(Elaboratable):
         m.submodules.clocking = self.board.clocking(platform)
         count = Signal(self.width)
         m.d.sync += count.eq(count + 1)
-        pins = platform.request("rig", 0, dir={"stim0": "-"})
+        pins = platform.request("rig", 0, dir="-")
         m.submodules.out = buf = io.Buffer("o", pins.stim0)
         m.d.comb += buf.o.eq(count[-1])
         return m
@@ -434,7 +434,7 @@ class _EcpCounter(Elaboratable):
         m.submodules.clocking = self.board.clocking(platform)
         count = Signal(24)
         m.d.sync += count.eq(count + 1)
-        pins = platform.request("rig", 0, dir={"stim0": "-"})
+        pins = platform.request("rig", 0, dir="-")
         m.submodules.out = buf = io.Buffer("o", pins.stim0)
         m.d.comb += buf.o.eq(count[-1])
         return m
