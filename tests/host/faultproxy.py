@@ -9,6 +9,8 @@ passed, dropped or damaged as the plan says; register responses pass too, unless
 on the stream packet's index and the seed, never on timing, so a run is repeatable. Host → rig requests pass
 unchanged unless ``corrupt_requests`` is set: then the next that many requests each
 get a bit flipped (the rig drops them and counts them in ``RX_ERRORS``).
+``flip_rates = (responses, requests)`` flips a bit in that fraction of each at random
+(drawn from a second generator, so the stream plan stays repeatable).
 Every fault is logged with the packet it hit, so a test knows exactly what was lost.
 
 Loopback addresses only; the proxy serves one client and stops itself after
@@ -72,6 +74,8 @@ class FaultProxy:
         self.deadline = time.monotonic() + lifetime
         self.corrupt_responses = False
         self.corrupt_requests = 0
+        self.flip_rates = (0.0, 0.0)
+        self._rng_exchanges = random.Random(seed + 1)
         self.log = []
         self.stream_packets = 0
         self.url = None
@@ -184,8 +188,8 @@ class FaultProxy:
     # Damage ---------------------------------------------------------------------------
     def _damage_request(self, piece, out, dst):
         """Append what the rig gets for one host request to ``out``."""
-        if self.corrupt_requests > 0:
-            self.corrupt_requests -= 1
+        if self.corrupt_requests > 0 or self._rng_exchanges.random() < self.flip_rates[1]:
+            self.corrupt_requests = max(self.corrupt_requests - 1, 0)
             self.log.append((None, "flip_request", unslip(piece)))
             piece = self._flip(piece)
         out += _END + piece + _END
@@ -195,7 +199,8 @@ class FaultProxy:
         already there first if the packet is stalled)."""
         body = unslip(piece)
         whole = _END + piece + _END
-        if body and body[0] in _RESPONSE and self.corrupt_responses:
+        if body and body[0] in _RESPONSE and (
+                self.corrupt_responses or self._rng_exchanges.random() < self.flip_rates[0]):
             out += _END + self._flip(piece) + _END
             self.log.append((None, "flip", body))
             return
