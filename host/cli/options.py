@@ -72,6 +72,13 @@ class RigOptions:
         for name, value in (("--firmware", firmware), ("--console", console)):
             if value is not None and not (self.soc and self.sim):
                 raise UsageError(f"{name} applies to --sim --target soc only")
+        # before any twin is built or started: an image that is a FIFO would block it,
+        # a console path that is one would never be a file
+        from ...outputs import check_input, check_output
+        if firmware is not None:
+            check_input(firmware)
+        if console is not None:
+            check_output(console)
 
     def rig(self):
         """Open the rig (a context manager giving a :class:`rtrig.host.rig.rig.Rig`)."""

@@ -217,3 +217,11 @@ def test_a_long_sweep_says_so_before_it_starts(tmp_path):
     finally:
         p.send_signal(signal.SIGTERM)
         p.communicate(timeout=60)
+
+
+def test_a_fifo_firmware_image_is_refused_before_the_twin(tmp_path):
+    fifo = tmp_path / "fw.bin"
+    os.mkfifo(fifo)
+    r = rtrig("capture", "--sim", "--target", "soc", "--firmware", str(fifo), "--freq", "5k",
+              "--count", "3", "-o", str(tmp_path / "c.rtrig"), timeout=30)
+    _one_error(r, 2, "a FIFO, not a regular file")
