@@ -242,10 +242,11 @@ class BoardTop(Elaboratable):
         # The UART's other lines (the ULX3S's RTS and DTR, inputs from the FT231X) are
         # unused; each keeps the input buffer a request without dir="-" gave it.
         for sub in platform.lookup(*b.uart).ios:
-            if sub.name not in ("rx", "tx"):
-                path = f"{b.uart[0]}_{b.uart[1]}__{sub.name}"
-                m.submodules[f"pin_{path}"] = UnusedInput(getattr(uart, sub.name),
-                                                          name=f"{path}__i")
+            if sub.name in ("rx", "tx"):
+                continue
+            assert sub.ios[0].dir == "i", f"{b.name}: UART line {sub.name} is not an input"
+            path = f"{b.uart[0]}_{b.uart[1]}__{sub.name}"
+            m.submodules[f"pin_{path}"] = UnusedInput(getattr(uart, sub.name), name=f"{path}__i")
         return m
 
 
