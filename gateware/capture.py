@@ -1,4 +1,3 @@
-# SPDX-License-Identifier: BSD-2-Clause
 """Input capture: synchronise the target's pins, detect edges, timestamp them."""
 
 from amaranth import Cat, Module, Signal

@@ -1,4 +1,3 @@
-# SPDX-License-Identifier: BSD-2-Clause
 """The rig's own registers: identity, configuration, the timebase and CLEAR."""
 
 from amaranth import Module, Signal

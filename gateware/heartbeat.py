@@ -1,4 +1,3 @@
-# SPDX-License-Identifier: BSD-2-Clause
 """Heartbeat windows: how much CPU a target's background load got, window by window
 (docs/statistics.md)."""
 

@@ -1,4 +1,3 @@
-# SPDX-License-Identifier: BSD-2-Clause
 """The host link feature: the UART, packet framing, register commands and the
 arbiter that shares the link among the rig's packet streams (DESIGN §2)."""
 

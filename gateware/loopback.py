@@ -1,4 +1,3 @@
-# SPDX-License-Identifier: BSD-2-Clause
 """Loopback target: STIM0 echoed back after a programmable delay (calibration)."""
 
 from amaranth import Cat, Module, Signal

@@ -1,4 +1,3 @@
-# SPDX-License-Identifier: BSD-2-Clause
 """Merge record sources that cannot wait into one stream, counting what is lost."""
 
 from amaranth import Cat, Module, Mux, Shape, Signal

@@ -1,4 +1,3 @@
-# SPDX-License-Identifier: BSD-2-Clause
 """The targets feature: what drives the rig inputs (register ``TARGET_SEL``).
 
 The external pins (a real target), the loopback target, the model target and the

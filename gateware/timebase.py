@@ -1,4 +1,3 @@
-# SPDX-License-Identifier: BSD-2-Clause
 """Free-running timebase: the unit of every raw figure the rig reports."""
 
 from amaranth import Module

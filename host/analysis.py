@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..gateware.stat_accumulators import StatFlags
+from ..gateware.stats import StatFlags
 from ..protocol import ChanFlags
 
 __all__ = ["channel_stats", "channel_stats_from_counts", "percentile_ranks", "capture_summary",
