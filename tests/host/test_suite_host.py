@@ -221,3 +221,26 @@ def test_split_tests_leaves_an_unnamed_window_out():
                   (300, M2, 1), (310, M0, 1), (312, M1, 1), (400, M2, 0)])
     out = split_tests(ev, (None, "b"))
     assert list(out) == ["b"] and [tuple(x) for x in out["b"]] == [(310, 2, False)]
+
+
+def _stall(tmp_path, words, begun, ended, last_edge, tests=("isr_to_ist", "yield")):
+    from rtrig.host.procedures.suite import _stalled, _SuiteEvents, _Trace
+    path = tmp_path / "trace.txt"
+    path.write_text("")
+    trace = _Trace(path)                        # the words before are an earlier run's
+    path.write_text("".join(f"{w}\n" for w in words))
+    ev = _SuiteEvents(None, None, tests, 10, "soc", False, trace)
+    ev.begun, ev.ended, ev.last_edge = begun, ended, last_edge
+    return _stalled(ev, 100e6, 120)
+
+
+def test_a_stall_names_the_last_trace_word_and_marker_edge_with_their_test(tmp_path):
+    err = _stall(tmp_path, [TRACE_BEGIN | 12, 40, 500], 1, 0, (int(M0), 1, 2_000_000))
+    assert "0 of 2 suite tests ended" in str(err)
+    assert "last TRACE word 500 (a count of isr_to_ist)" in str(err)
+    assert "last marker edge MARKER0 rising at 20 ms, inside window 0 (isr_to_ist)" in str(err)
+    assert "a pulse the firmware missed" in err.hint
+    err = _stall(tmp_path, [TRACE_BEGIN | 6, 40, TRACE_END | 6], 1, 1, (int(M2), 0, 5))
+    assert "last TRACE word 0x5EFF0006 (END of yield)" in str(err)
+    assert "after window 0 (yield)" in str(err)
+    assert "0x5EFFFFFF (end of the run) after its last test" in err.hint
