@@ -27,7 +27,7 @@ _COLUMNS = (("count", "count"), ("cold", "cold_ns"), ("min", "min_ns"), ("mean",
 
 def print_table(res):
     """One row per test; ``*`` marks a percentile with fewer than 10 samples beyond it."""
-    w = max(len(n) for n in res.tests) + 1
+    w = max((len(n) for n in res.tests), default=4) + 1
     click.echo(f"{'test':{w}}" + "".join(f"{h:>10}" for h, _ in _COLUMNS) + "  self-timed")
     for name, t in res.tests.items():
         cells = []
@@ -64,8 +64,15 @@ def suite(obj, target, tests, iterations, load, firmware, console, output, as_js
     """Run the kernel suite on the target and time every iteration from outside."""
     from ...firmware import SUITE_IMAGE, default_firmware
     from ..procedures.suite import patch_config, run_suite, select_tests, wait_ready
-    chosen = select_tests(tests)
     soc_twin = target == "soc" and obj.sim
+    if not soc_twin and not tests:
+        # No TRACE words from a real target: the windows can only be named by the
+        # user's list, in the firmware's order (docs/suite.md).
+        raise UsageError("without --sim --target soc the suite needs --tests: a real target "
+                         "writes no TRACE words to name its tests",
+                         hint="list the tests in the order the firmware runs them, e.g. "
+                              "--tests sem_wake,yield (docs/suite.md)")
+    chosen = select_tests(tests, keep_order=not soc_twin)
     if not soc_twin and iterations != 1000:
         raise UsageError("--iterations applies to --sim --target soc only",
                          hint="a firmware of your own sets its own iteration count")
@@ -87,6 +94,14 @@ def suite(obj, target, tests, iterations, load, firmware, console, output, as_js
         click.echo(json.dumps(res.to_json(), indent=2))
     else:
         print_table(res)
+    suite = res.final["suite"]
+    if not soc_twin:
+        click.echo("note: the MARKER2 windows are named by the order of --tests (no TRACE "
+                   "words)", err=True)
+    for name, what in suite["mismatch"].items():
+        click.echo(f"warning: {name}: {what}", err=True)
+    if suite.get("window_error"):
+        click.echo(f"warning: {suite['window_error']}", err=True)
     if res.final.get("trace_error"):
         click.echo(f"warning: the target's own counts are not used: {res.final['trace_error']}",
                    err=True)

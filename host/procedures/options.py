@@ -155,7 +155,8 @@ OPTIONS = (
     Option("preset", group="target", commands=("capture", "sweep"),
            help="Model target preset (see docs/model.md)."),
     Option("tests", metavar="A,B,...", group="target", commands=("suite",), api=False,
-           help="Tests to run [default: all; see docs/suite.md]."),
+           help="Tests to run [--sim --target soc: default all; a real target: required, "
+                "in the order its firmware runs them; see docs/suite.md]."),
     Option("iterations", int, 1000, range=(1, 1_000_000), show_default=True,
            group="target", commands=("suite",), api=False, unit="iterations",
            help="Iterations per test (--sim --target soc)."),

@@ -6,9 +6,12 @@ docs/suite.md): per test, MARKER2 is high around its iterations; per iteration,
 MARKER0 rises as the timed operation starts and MARKER1 as it completes. The rig
 timestamps those edges (raw events, 10 ns on a 100 MHz rig) and the host pairs each
 MARKER0 rise with the MARKER1 rise after it: one interval per iteration, cut into
-tests by MARKER2. On the SoC twin the program also counts each iteration itself
-(``mcycle``) and writes the counts as TRACE words; they are compared with the rig's
-figure iteration by iteration.
+tests by MARKER2. On the SoC twin the program also frames each test with TRACE words
+(BEGIN with the test's index, its counts, END) and counts each iteration itself
+(``mcycle``): a MARKER2 window is the test its BEGIN word names, whatever the order or
+subset the program runs, and the counts are compared with the rig's figure iteration
+by iteration. Without TRACE words (a real target) the windows are the tests of
+``--tests``, in the order given.
 
 Two events per iteration go over the link, so the iterations must be far enough apart
 for it (docs/suite.md); an event the rig could not queue is counted
@@ -33,8 +36,9 @@ from ..analysis import claimable, ticks_to_ns
 from ..rig.run import CaptureRun, Progress, capture_meta
 from .settings import CaptureSettings
 
-__all__ = ["TESTS", "IRQ_TESTS", "NESTED_OFFSETS_NS", "rows_of", "part_offset", "patch_config", "parse_trace", "wait_ready", "select_tests", "run_suite",
-           "split_tests", "iteration_figures", "SuiteResult", "ITERATION_DTYPE"]
+__all__ = ["TESTS", "IRQ_TESTS", "NESTED_OFFSETS_NS", "rows_of", "part_offset", "patch_config",
+           "parse_trace", "wait_ready", "select_tests", "run_suite", "name_windows",
+           "index_name", "split_tests", "iteration_figures", "SuiteResult", "ITERATION_DTYPE"]
 
 #: STIM1's offsets after STIM0 in the nested-interrupt tests, ns.
 NESTED_OFFSETS_NS = (1500, 3000, 4500, 6000, 7500)
@@ -88,8 +92,9 @@ _STALL_S = 120.0
 _GO_RETRY_S = 2.0
 
 
-def select_tests(text):
-    """``"a,b"`` (or None: every test) → the names, in the program's order."""
+def select_tests(text, keep_order=False):
+    """``"a,b"`` (or None: every test) → the names, in the program's order (or, with
+    ``keep_order``, in the order given: a target without TRACE words runs them so)."""
     if not text:
         return TESTS
     names = [t.strip() for t in text.split(",")]
@@ -104,7 +109,7 @@ def select_tests(text):
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise UsageError(f"--tests names '{twice[0]}' more than once")
-    return tuple(t for t in TESTS if t in names)
+    return tuple(names) if keep_order else tuple(t for t in TESTS if t in names)
 
 
 def patch_config(image, iterations, tests, pause_cycles=1000):
@@ -112,7 +117,9 @@ def patch_config(image, iterations, tests, pause_cycles=1000):
     at = image.find(MAGIC)
     if at < 0 or at % 4:
         raise UsageError("the firmware has no suite configuration block (magic RTSUITE1)",
-                         hint="build it with `make -C firmware all` (suite.bin)")
+                         hint="a suite firmware holds the block, 4-byte aligned, in its image "
+                              "(docs/suite.md, \"Timing your own firmware\"); rtrig's own "
+                              "suite: `make -C firmware all` (suite.bin)")
     if not 0 < iterations < 1 << 32:
         raise UsageError(f"iterations must be at least 1, got {iterations}")
     mask = sum(1 << TESTS.index(t) for t in tests)
@@ -158,20 +165,10 @@ def wait_ready(rig, timeout_s=120):
     while "suite: ready" not in rig.sim.console.read_text(errors="replace"):
         if time.monotonic() - t0 > timeout_s:
             raise LinkError(f"the SoC did not say 'suite: ready' within {format_s(timeout_s)}",
-                            hint="is --firmware the suite program (firmware/apps/suite)?")
+                            hint="a suite firmware prints 'suite: ready' on CONSOLE_TX once "
+                                 "it listens for the go pulse (docs/suite.md, \"Timing your "
+                                 "own firmware\")")
         time.sleep(0.1)
-
-
-def _read_trace(path):
-    if path is None or not Path(path).exists():
-        return []
-    words = []
-    for line in Path(path).read_text().split():
-        try:
-            words.append(int(line) & 0xFFFFFFFF)
-        except ValueError:
-            pass
-    return words
 
 
 def rows_of(name):
@@ -228,9 +225,10 @@ def _irq_iterations(name, t, kind, rising):
 
 def split_tests(events, tests):
     """The iterations of each test (:data:`ITERATION_DTYPE`): between the k-th MARKER2
-    rise and the fall after it, for the k-th of ``tests``, each MARKER0 rise paired with
-    the first MARKER1 rise after it (none before the next MARKER0 rise: missed). An
-    interrupt test gives a row per part (:func:`rows_of`), an iteration per STIM0 pulse."""
+    rise and the fall after it, for the k-th of ``tests`` (None: a window left out),
+    each MARKER0 rise paired with the first MARKER1 rise after it (none before the next
+    MARKER0 rise: missed). An interrupt test gives a row per part (:func:`rows_of`), an
+    iteration per STIM0 pulse."""
     order = np.argsort(events["t"], kind="stable")
     ev = events[order]
     t = ev["t"].astype(np.int64)
@@ -241,6 +239,8 @@ def split_tests(events, tests):
     for k, name in enumerate(tests):
         if k >= len(rises):
             break
+        if name is None:
+            continue
         end = falls[falls > rises[k]]
         hi = end[0] if len(end) else np.iinfo(np.int64).max
         if name in IRQ_TESTS:
@@ -320,17 +320,65 @@ class SuiteResult:
 
     def to_json(self):
         return {"tests": self.tests, "capture": str(self.path), "link": self.link,
-                "status": self.final.get("status")}
+                "status": self.final.get("status"),
+                "order": self.final["suite"]["order"],
+                "mismatch": self.final["suite"]["mismatch"],
+                **({"window_error": self.final["suite"]["window_error"]}
+                   if self.final["suite"].get("window_error") else {})}
+
+
+def index_name(index):
+    """The suite test of TRACE index ``index``, or None when the suite has none."""
+    return TESTS[index] if 0 <= index < len(TESTS) else None
+
+
+def name_windows(traced, windows, asked):
+    """Which test each of the rig's ``windows`` MARKER2 windows holds, and what differs
+    between the tests ``asked`` for (the mask or ``--tests``) and those that ran.
+
+    ``traced``: the run's tests as the firmware framed them (:func:`parse_trace`), or
+    None without TRACE words (then the windows are ``asked``, in that order: the
+    user's word for it). The k-th window is the k-th test BEGIN (the firmware writes
+    BEGIN before MARKER2 rises and END after it falls); when the two counts differ no
+    window is named. Returns ``(order, mismatch, error)``: the name per window (None:
+    unnamed; a test run twice keeps its first window), ``{test: what differs}`` and the
+    reason no window is named (or None)."""
+    if traced is None:
+        order = [asked[k] if k < len(asked) else None for k in range(windows)]
+        mismatch = {f"window {k}": f"MARKER2 window {k} beyond the {len(asked)} tests of "
+                    "--tests" for k in range(len(asked), windows)}
+        mismatch.update({n: f"{n} asked for, never begun" for n in asked[windows:]})
+        return order, mismatch, None
+    ran = [index_name(t["index"]) for t in traced]
+    mismatch = {}
+    for t, name in zip(traced, ran, strict=True):
+        if name is None:
+            mismatch[f"test {t['index']}"] = (f"firmware ran test {t['index']}, which the "
+                                              f"suite does not have (0..{len(TESTS) - 1})")
+        elif name not in asked:
+            mismatch[name] = f"firmware ran {name}, not asked for"
+        if name is not None and ran.count(name) > 1:
+            mismatch[name] = f"firmware ran {name} {ran.count(name)} times; the first is kept"
+    mismatch.update({n: f"{n} asked for, never begun" for n in asked if n not in ran})
+    order = [n if n is not None and n not in ran[:k] else None for k, n in enumerate(ran)]
+    if len(traced) != windows:
+        return [None] * windows, mismatch, (
+            f"the firmware's TRACE words frame {len(traced)} tests, the rig saw {windows} "
+            "MARKER2 windows: no window is named (each test needs its BEGIN word, then "
+            "MARKER2 high around its iterations, docs/suite.md)")
+    return order, mismatch, None
 
 
 def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
               trace=None, cycle_ticks=2, offset_cycles=0, progress=True, stall_s=_STALL_S):
     """Run the suite once on ``rig`` and write ``path``; returns a :class:`SuiteResult`.
 
-    ``trace``: the TRACE file of the SoC twin (None: no self-timed counts). The run ends
-    when every test's MARKER2 has fallen and the link has gone quiet; a target that
-    starts no new test for ``stall_s`` seconds is an error (what was recorded is kept,
-    the file closed as interrupted)."""
+    ``tests``: those asked for. ``trace``: the TRACE file of the SoC twin; each MARKER2
+    window is then the test its BEGIN word names (:func:`name_windows`), whatever the
+    order, and the run ends with the firmware's end-of-run word. Without it (None: a
+    real target) the windows are ``tests`` in the order given, and no self-timed counts.
+    A target that starts no new test for ``stall_s`` seconds is an error saying what
+    was last seen (what was recorded is kept, the file closed as interrupted)."""
     settings = CaptureSettings(freq=_GO_FREQ, count=1, target=target, load=load,
                                description="kernel suite")
     regs = settings.ticks(rig.tick_hz, rig.stim_step)
@@ -343,45 +391,138 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
     meta["channels"] = []
     meta["raw_events"] = True
     meta["suite"] = {"tests": list(tests), "iterations": iterations, "loaded": load,
-                     "timed": "MARKER0 rising → MARKER1 rising"}
+                     "timed": "MARKER0 rising → MARKER1 rising",
+                     "named_by": "TRACE BEGIN words" if trace is not None
+                     else "the order of --tests (no TRACE words)"}
     if any(t in IRQ_TESTS for t in tests) and not rig.has_caps(Caps.INTERVALS):
         raise UsageError("the interrupt tests need STIM1 and STIM edge events, which this "
                          "rig's gateware lacks (the compact iCE40 build)")
     run = CaptureRun(rig, path, meta, Progress(len(tests), f"suite on {target}", progress))
-    before = len(_read_trace(trace))        # words of earlier runs in a long session
-    events = _SuiteEvents(rig, run.writer, tests, iterations, target, load)
+    events = _SuiteEvents(rig, run.writer, tests, iterations, target, load, _Trace(trace))
     run.salvage = events.salvage
     with run:
-        _await_suite_end(rig, events, trace, before, run.progress, stall_s)
+        _await_suite_end(rig, events, run.progress, stall_s)
         events.take()
         rig.disable_streams()
         events.take()
         counters, _ = rig.loss_counters(ChannelPlan())
-        traced, trace_error = _traced_tests(trace, before)
         recorded = events.all()
-        figures, cycles = _suite_figures(recorded, tests, traced, rig.tick_hz,
-                                         cycle_ticks, offset_cycles)
+        traced, trace_error = events.trace.tests()
+        if trace_error:                     # the counts are not trusted; the names are
+            traced = [{"index": i, "counts": None} for i in events.trace.begins()]
+        order, mismatch, window_error = name_windows(traced, events.ended, tests)
+        figures, cycles = _suite_figures(recorded, order, traced or [], rig.tick_hz,
+                                         cycle_ticks, offset_cycles, mismatch)
         lost = counters["evt_overflow"] + counters["lost_packets"]
         final = run.finish({"status": "incomplete" if lost else "complete",
                             "events": int(len(recorded)), "link": counters,
                             **({"trace_error": trace_error} if trace_error else {}),
                             "suite": {"tests": figures, "self_timed_cycles": cycles,
                                       "cycle_ticks": cycle_ticks,
-                                      "offset_cycles": offset_cycles}})
+                                      "offset_cycles": offset_cycles, "order": order,
+                                      "mismatch": mismatch,
+                                      **({"window_error": window_error}
+                                         if window_error else {})}})
     return SuiteResult(Path(path), figures, counters, final)
+
+
+class _Trace:
+    """The TRACE file of the SoC twin (or None), read as it grows: the words of this
+    run, after those of earlier runs in a long session."""
+
+    def __init__(self, path):
+        self.path = None if path is None else Path(path)
+        self.offset, self.rest, self.words = 0, "", []
+        self.before = len(self.read())
+        self._begins, self._end, self._scanned = [], None, self.before
+
+    def read(self):
+        """Every word so far (the file's new lines appended)."""
+        if self.path is None or not self.path.exists():
+            return self.words
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        self.offset += len(data)
+        lines = (self.rest + data.decode(errors="replace")).split("\n")
+        self.rest = lines.pop()             # a line still being written
+        for line in lines:
+            try:
+                self.words.append(int(line) & 0xFFFFFFFF)
+            except ValueError:
+                pass
+        return self.words
+
+    def _scan(self):
+        words = self.read()
+        while self._end is None and self._scanned < len(words):
+            w = words[self._scanned]
+            if w == TRACE_RUN_END:
+                self._end = self._scanned + 1
+            elif _is_begin(w):
+                self._begins.append(w & 0xFFFF)
+            self._scanned += 1
+        return words
+
+    def run(self):
+        """This run's words so far (up to its end-of-run word: a go pulse during the
+        run starts another one after it)."""
+        words = self._scan()
+        return words[self.before:self._end if self._end is not None else len(words)]
+
+    def begins(self):
+        """The test index of each BEGIN word of this run so far."""
+        self._scan()
+        return self._begins
+
+    def ended(self):
+        """The run's end-of-run word is in."""
+        self._scan()
+        return self._end is not None
+
+    def tests(self):
+        """This run's tests (:func:`parse_trace`; None without a TRACE file) and the
+        error that made them untrusted (or None)."""
+        if self.path is None:
+            return None, None
+        try:
+            runs = parse_trace(self.run())
+        except ValueError as e:
+            return [], str(e)
+        return (runs[0] if runs else []), None
+
+
+def _is_begin(w):
+    return w & 0xFF000000 == TRACE_BEGIN and w & 0xFFFF0000 != TRACE_END
+
+
+def _describe_word(w, begins):
+    """A TRACE word as the stall report shows it."""
+    if w == TRACE_RUN_END:
+        return "0x5EFFFFFF (end of the run)"
+    name = index_name(w & 0xFFFF)
+    which = name or f"test {w & 0xFFFF}, which the suite does not have"
+    if w & 0xFFFF0000 == TRACE_END:
+        return f"0x{w:08X} (END of {which})"
+    if _is_begin(w):
+        return f"0x{w:08X} (BEGIN of {which})"
+    return f"{w} (a count of {index_name(begins[-1]) if begins else 'no test'})"
 
 
 class _SuiteEvents:
     """The raw events of one suite run on their way from the rig to the capture file,
     with the tests that have begun and ended (MARKER2 rises and falls) counted as they
-    come, and the pulses of each interrupt test sent while it runs."""
+    come, the test each MARKER2 window holds (the TRACE BEGIN word, or the order of
+    ``tests`` without TRACE words), and the pulses of each interrupt test sent while it
+    runs."""
 
-    def __init__(self, rig, writer, tests, iterations, target, load):
-        self.rig, self.writer = rig, writer
+    def __init__(self, rig, writer, tests, iterations, target, load, trace):
+        self.rig, self.writer, self.trace = rig, writer, trace
         self.tests, self.iterations, self.target, self.load = tests, iterations, target, load
         self.parts = []
         self.begun = self.ended = 0          # MARKER2 rises and falls seen so far
-        self.driving = None                  # the interrupt test whose pulses run
+        self.last_edge = None                # (input, rising, t) of the last marker edge
+        self.driving = None                  # the window whose pulses run
         self.driven = set()
 
     def take(self):
@@ -392,6 +533,24 @@ class _SuiteEvents:
             edge = ev["rising"][ev["input"] == Input.MARKER2]
             self.begun += int(edge.sum())
             self.ended += int(len(edge) - edge.sum())
+            marks = ev[np.isin(ev["input"], (Input.MARKER0, Input.MARKER1, Input.MARKER2))]
+            if len(marks):
+                last = marks[np.argmax(marks["t"])]
+                self.last_edge = (int(last["input"]), int(last["rising"]), int(last["t"]))
+
+    def window_name(self, k):
+        """The test of MARKER2 window ``k`` as far as known: its name, ``"test N"`` for
+        an index the suite lacks, or None (no BEGIN word for it yet)."""
+        if self.trace.path is None:
+            return self.tests[k] if k < len(self.tests) else None
+        begins = self.trace.begins()
+        if k >= len(begins):
+            return None
+        return index_name(begins[k]) or f"test {begins[k]}"
+
+    def order(self):
+        """The test of each window so far (None: unnamed)."""
+        return [n if n in TESTS else None for n in map(self.window_name, range(self.begun))]
 
     def all(self):
         return np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=EVENT_DTYPE)
@@ -399,30 +558,38 @@ class _SuiteEvents:
     def salvage(self, status):
         self.take()
         return {"events": int(sum(len(e) for e in self.parts)),
-                "link": self.rig.host_counters()}
+                "link": self.rig.host_counters(), "suite": {"order": self.order()}}
 
     def drive(self):
         """An interrupt test has begun (its ISRs attached): send its pulses; it has
         ended: stop them."""
-        rig, tests = self.rig, self.tests
-        k = self.begun - 1
+        rig, k = self.rig, self.begun - 1
         if self.driving is not None and self.ended > self.driving:
             rig.halt()
             rig.record_edges(_EDGE_EN)
             self.driving = None
-        if self.driving is None and k >= 0 and self.ended == k and k < len(tests) \
-                and tests[k] in IRQ_TESTS and k not in self.driven:
-            _start_pulses(rig, tests[k], self.iterations, self.target, self.load)
-            self.driving = k
-            self.driven.add(k)
+        if self.driving is None and k >= 0 and self.ended == k and k not in self.driven:
+            name = self.window_name(k)
+            if name in IRQ_TESTS:
+                _start_pulses(rig, name, self.iterations, self.target, self.load)
+                self.driving = k
+            if name is not None:            # named (or no BEGIN word yet: look again)
+                self.driven.add(k)
+
+    def done(self):
+        """Every test has ended: with TRACE words, the firmware's end-of-run word is in
+        and every test it framed has had its MARKER2 window; without, every test of
+        ``tests`` has."""
+        if self.trace.path is None:
+            return self.ended >= len(self.tests)
+        return self.trace.ended() and self.begun == self.ended >= len(self.trace.begins())
 
 
-def _await_suite_end(rig, events, trace, before, bar, stall_s):
+def _await_suite_end(rig, events, bar, stall_s):
     """Send the go pulse (again until the first test begins) and take the events until
-    every test has ended, the self-timed counts are in (``trace`` from word ``before``)
-    and the link has gone quiet; a :class:`LinkError` once no test has begun or ended
-    for ``stall_s`` seconds."""
-    tests = events.tests
+    the run is over (:meth:`_SuiteEvents.done`) and the link has gone quiet; a
+    :class:`LinkError` (:func:`_stalled`) once no test has begun or ended for
+    ``stall_s`` seconds."""
     rig.run()
     last_change, seen, quiet_since = time.monotonic(), -1, None
     last_go, started = last_change, False
@@ -430,9 +597,8 @@ def _await_suite_end(rig, events, trace, before, bar, stall_s):
         got = rig.receive(wait=0.05)
         events.take()
         events.drive()
-        done = events.ended
         now = time.monotonic()
-        started = started or events.begun > 0
+        started = started or events.begun > 0 or bool(events.trace.run())
         if not started and now - last_go > _GO_RETRY_S and not rig.running():
             rig.run()
             last_go = now
@@ -440,44 +606,87 @@ def _await_suite_end(rig, events, trace, before, bar, stall_s):
         edges = events.ended + events.begun
         if edges != seen:                   # a test began or ended: progress
             seen, last_change = edges, now
-            bar.update(done)
-        if done >= len(tests):
-            # the self-timed counts are all written once the run's end word is in
-            traced = trace is None or TRACE_RUN_END in _read_trace(trace)[before:]
-            if traced and quiet_since is not None and now - quiet_since > 0.3:
+            bar.update(events.ended)
+        if events.done():
+            if quiet_since is not None and now - quiet_since > 0.3:
                 return
         elif now - last_change > stall_s:
-            raise LinkError(f"the target stopped: {done} of {len(tests)} suite tests "
-                            f"ended, no test began or ended for {format_s(stall_s)}",
-                            hint="does the firmware follow docs/suite.md (the suite "
-                                 "program waits for one STIM0 pulse)?")
+            raise _stalled(events, rig.tick_hz, stall_s)
 
 
-def _traced_tests(trace, before):
-    """The tests of the last run in the TRACE file ``trace`` after word ``before``
-    (:func:`parse_trace`), and the error that made its counts untrusted (or None)."""
-    if trace is None:
-        return [], None
-    try:
-        runs = parse_trace(_read_trace(trace)[before:])
-    except ValueError as e:
-        return [], str(e)
-    return (runs[-1] if runs else []), None
+_MARKERS = {Input.MARKER0: "MARKER0", Input.MARKER1: "MARKER1", Input.MARKER2: "MARKER2"}
 
 
-def _suite_figures(events, tests, traced, tick_hz, cycle_ticks, offset_cycles):
-    """Each row's figures (:func:`iteration_figures`) from the run's ``events``, with
-    the target's own counts of ``traced`` tests; and those counts by row."""
-    per_test = split_tests(events, tests)
+def _stalled(events, tick_hz, stall_s):
+    """The :class:`LinkError` of a run that stopped: what was last seen (the last TRACE
+    word and the last marker edge, each with its test) and what that asks of the
+    firmware."""
+    traced = events.trace.path is not None
+    words, begins = events.trace.run(), events.trace.begins()
+    k = events.begun - 1
+    name = events.window_name(k) if k >= 0 else None
+    inside = events.begun > events.ended
+    if events.last_edge is None:
+        edge = "no marker edge since the go pulse"
+    else:
+        inp, rising, t = events.last_edge
+        edge = (f"last marker edge {_MARKERS.get(inp, inp)} {'rising' if rising else 'falling'}"
+                f" at {format_s(t / tick_hz)}, "
+                + (f"inside window {k} ({name or 'unnamed'})" if inside
+                   else f"after window {k} ({name or 'unnamed'})" if k >= 0
+                   else "before any MARKER2 window"))
+    word = ("no TRACE word since the go pulse" if not words
+            else f"last TRACE word {_describe_word(words[-1], begins)}")
+    asked = len(begins) if traced and events.trace.ended() else len(events.tests)
+    msg = (f"the target stopped: {events.ended} of {asked} suite tests ended, no test "
+           f"began or ended for {format_s(stall_s)}; "
+           + (f"{word}; " if traced else "") + edge)
+    if events.begun == 0 and (not traced or not words):
+        hint = ("after the go pulse (one STIM0 rising edge: the interrupt block's PENDING "
+                "bit 0) the firmware must frame each test: TRACE BEGIN (0x5E000000 | "
+                "index), then MARKER2 high around its iterations (docs/suite.md, "
+                "\"Timing your own firmware\")")
+        if not traced:
+            hint = "no MARKER2 window began: " + hint.replace("TRACE BEGIN (0x5E000000 | "
+                                                              "index), then ", "")
+    elif inside:
+        hint = (f"{name or 'the test'} is still running (MARKER2 high): "
+                + ("an interrupt test ends after one pulse per iteration; a pulse the "
+                   "firmware missed stalls it" if name in IRQ_TESTS
+                   else "it lowers MARKER2 after its last iteration"))
+    elif traced and not events.trace.ended():
+        hint = ("the firmware must write TRACE 0x5EFFFFFF (end of the run) after its last "
+                "test (docs/suite.md, \"Timing your own firmware\")")
+    elif traced:
+        hint = (f"the firmware framed {len(begins)} tests in TRACE words, the rig saw "
+                f"{events.begun} MARKER2 windows: each BEGIN word needs its MARKER2 window")
+    else:
+        hint = ("without TRACE words the rig expects one MARKER2 window per test of --tests, "
+                "in that order")
+    return LinkError(msg, hint=hint)
+
+
+def _suite_figures(events, order, traced, tick_hz, cycle_ticks, offset_cycles, mismatch):
+    """Each row's figures (:func:`iteration_figures`) from the run's ``events``, the
+    MARKER2 windows named by ``order`` (None: left out), with the target's own counts
+    (``traced``, window by window); and those counts by row. A window whose iteration
+    count is not the firmware's is added to ``mismatch``."""
+    per_test = split_tests(events, order)
     figures, cycles = {}, {}
-    for k, name in enumerate(tests):
+    for k, name in enumerate(order):
+        if name is None:
+            continue
         rows = rows_of(name)
-        for j, row in enumerate(rows):
-            counts = None
-            if k < len(traced):
-                counts = traced[k]["counts"][j::len(rows)]
-                cycles[row] = counts
+        counts_of = {}
+        if k < len(traced) and traced[k]["counts"] is not None:
+            for j, row in enumerate(rows):
+                counts_of[row] = cycles[row] = traced[k]["counts"][j::len(rows)]
+        for row in rows:
             its = per_test.get(row, np.zeros(0, dtype=ITERATION_DTYPE))
+            counts = counts_of.get(row)
+            if counts is not None and len(counts) != len(its):
+                mismatch.setdefault(name, f"the rig saw {len(its)} iterations of {name}, "
+                                          f"the firmware counted {len(counts)}")
             figures[row] = iteration_figures(its, tick_hz, counts, cycle_ticks,
                                              offset_cycles + part_offset(row))
     return figures, cycles

@@ -166,6 +166,12 @@ def test_suite_test_lists_are_checked_before_any_work(text, needle):
     _one_error(r, 2, needle)
 
 
+def test_a_suite_on_a_real_target_needs_the_tests_in_the_firmwares_order():
+    # no TRACE words from a real target: only --tests can name its MARKER2 windows
+    r = rtrig("suite", "--port", "loop://", "--target", "external", timeout=30)
+    _one_error(r, 2, "the suite needs --tests")
+
+
 def test_an_interrupted_info_does_not_speak_of_a_capture():
     import signal
     import socket

@@ -15,6 +15,7 @@ from rtrig.host.procedures.suite import (
     TRACE_END,
     TRACE_RUN_END,
     iteration_figures,
+    name_windows,
     parse_trace,
     part_offset,
     patch_config,
@@ -172,3 +173,74 @@ def test_interrupt_tests_rows_offsets_and_config_bits():
     assert TESTS.index("irq_nested_1500ns") == 14
     assert TESTS.index("irq_nested_7500ns_high_first") == 23 and len(TESTS) == 24
     assert IRQ_TESTS["irq_nested_4500ns_high_first"] == 4500
+
+
+def _traced(*indices, counts=(1, 2)):
+    return [{"index": i, "loaded": False, "counts": list(counts)} for i in indices]
+
+
+def test_windows_are_named_by_the_firmwares_begin_words_not_the_mask():
+    # asked 1, 3 (the mask has no order); the firmware ran 3, then 1
+    order, mismatch, error = name_windows(_traced(3, 1), 2, ("sem_uncontended",
+                                                              "mutex_uncontended"))
+    assert order == ["mutex_uncontended", "sem_uncontended"]
+    assert mismatch == {} and error is None
+
+
+def test_what_ran_and_what_was_asked_differ_per_test_never_renamed():
+    order, mismatch, error = name_windows(_traced(2, 5, 99, 5), 4,
+                                          ("event_wake", "sem_wake"))
+    assert order == ["sem_wake", "critical_section", None, None]
+    assert mismatch == {
+        "critical_section": "firmware ran critical_section 2 times; the first is kept",
+        "test 99": "firmware ran test 99, which the suite does not have (0..23)",
+        "event_wake": "event_wake asked for, never begun"}
+    assert error is None
+    order, mismatch, _ = name_windows(_traced(6), 1, ("event_wake", "sem_wake"))
+    assert order == ["yield"] and mismatch["yield"] == "firmware ran yield, not asked for"
+
+
+def test_windows_are_not_named_when_the_trace_and_the_rig_disagree_on_their_number():
+    order, mismatch, error = name_windows(_traced(3, 1), 3, ("sem_uncontended",))
+    assert order == [None, None, None]
+    assert "frame 2 tests, the rig saw 3 MARKER2 windows" in error
+    assert mismatch == {"mutex_uncontended": "firmware ran mutex_uncontended, not asked for"}
+
+
+def test_without_trace_words_the_windows_follow_the_given_order():
+    order, mismatch, error = name_windows(None, 1, ("yield", "sem_wake"))
+    assert order == ["yield"] and error is None
+    assert mismatch == {"sem_wake": "sem_wake asked for, never begun"}
+    order, mismatch, _ = name_windows(None, 2, ("yield",))
+    assert order == ["yield", None] and "window 1" in mismatch
+    assert select_tests("yield,event_wake", keep_order=True) == ("yield", "event_wake")
+
+
+def test_split_tests_leaves_an_unnamed_window_out():
+    ev = _events([(100, M2, 1), (110, M0, 1), (117, M1, 1), (200, M2, 0),
+                  (300, M2, 1), (310, M0, 1), (312, M1, 1), (400, M2, 0)])
+    out = split_tests(ev, (None, "b"))
+    assert list(out) == ["b"] and [tuple(x) for x in out["b"]] == [(310, 2, False)]
+
+
+def _stall(tmp_path, words, begun, ended, last_edge, tests=("isr_to_ist", "yield")):
+    from rtrig.host.procedures.suite import _stalled, _SuiteEvents, _Trace
+    path = tmp_path / "trace.txt"
+    path.write_text("")
+    trace = _Trace(path)                        # the words before are an earlier run's
+    path.write_text("".join(f"{w}\n" for w in words))
+    ev = _SuiteEvents(None, None, tests, 10, "soc", False, trace)
+    ev.begun, ev.ended, ev.last_edge = begun, ended, last_edge
+    return _stalled(ev, 100e6, 120)
+
+
+def test_a_stall_names_the_last_trace_word_and_marker_edge_with_their_test(tmp_path):
+    err = _stall(tmp_path, [TRACE_BEGIN | 12, 40, 500], 1, 0, (int(M0), 1, 2_000_000))
+    assert "0 of 2 suite tests ended" in str(err)
+    assert "last TRACE word 500 (a count of isr_to_ist)" in str(err)
+    assert "last marker edge MARKER0 rising at 20 ms, inside window 0 (isr_to_ist)" in str(err)
+    assert "a pulse the firmware missed" in err.hint
+    err = _stall(tmp_path, [TRACE_BEGIN | 6, 40, TRACE_END | 6], 1, 1, (int(M2), 0, 5))
+    assert "last TRACE word 0x5EFF0006 (END of yield)" in str(err)
+    assert "after window 0 (yield)" in str(err)
+    assert "0x5EFFFFFF (end of the run) after its last test" in err.hint

@@ -5,7 +5,14 @@
  * rtrig_suite_mark1(); the rig then times every iteration from outside
  * (MARKER0 rising -> MARKER1 rising) and the TRACE words carry your own count.
  *
- * Hooks (macros or functions; define them before the #include):
+ * On rtrig-soc (a RISC-V build, RTRIG_SUITE_RTRIG_SOC defaults to 1 there) every hook
+ * has a default: the GPIO at 0x80000000, mcycle, TRACE words to SYS_TRACE
+ * (0x8000300C), the edge stamps STAMP/STAMP1 (0x80001010/14), and each marker raised
+ * by the 8-byte-aligned `csrr mcycle` + `sw` pair with interrupts masked around it, for
+ * which rig interval = 2 x count ticks exactly (docs/suite.md, "Timing your own
+ * firmware"). Define RTRIG_SUITE_RTRIG_SOC 0 on another RISC-V board.
+ *
+ * Hooks elsewhere (macros or functions; define them before the #include):
  *   RTRIG_SUITE_SET(mask)     drive the pins of mask high (one store if you can)
  *   RTRIG_SUITE_CLEAR(mask)   drive the pins of mask low
  *   RTRIG_SUITE_CYCLES()      a free-running cycle counter (uint32_t), counting up
@@ -23,6 +30,8 @@
  *                             the read and the store, since an interrupt between them
  *                             would be in the count and not between the pins (or the
  *                             reverse). Default: no masking.
+ *   RTRIG_SUITE_STAMP(line)   the cycle count at which interrupt line 0 (STIM0) or 1
+ *                             (STIM1) latched its edge: the interrupt tests' counts
  *
  * Self-contained C99; no dependency on the rtrig kernel.
  */
@@ -30,6 +39,65 @@
 #define RTRIG_SUITE_H
 
 #include <stdint.h>
+
+#ifndef RTRIG_SUITE_RTRIG_SOC
+#if defined(__riscv)
+#define RTRIG_SUITE_RTRIG_SOC 1
+#else
+#define RTRIG_SUITE_RTRIG_SOC 0
+#endif
+#endif
+
+#if RTRIG_SUITE_RTRIG_SOC
+/* rtrig-soc (docs/soc-memory-map.md): GPIO OUT_SET/OUT_CLR, the interrupt block's
+ * edge stamps (mtime, which counts the same CPU cycles as mcycle from the same reset)
+ * and the simulation's TRACE register (no effect on hardware). */
+#define RTRIG_SUITE_SOC_OUT_SET 0x80000000u
+#define RTRIG_SUITE_SOC_REG(a)  (*(volatile uint32_t *)(a))
+#ifndef RTRIG_SUITE_SET
+#define RTRIG_SUITE_SET(m) (RTRIG_SUITE_SOC_REG(RTRIG_SUITE_SOC_OUT_SET) = (m))
+#endif
+#ifndef RTRIG_SUITE_CLEAR
+#define RTRIG_SUITE_CLEAR(m) (RTRIG_SUITE_SOC_REG(0x80000004u) = (m))
+#endif
+#ifndef RTRIG_SUITE_TRACE
+#define RTRIG_SUITE_TRACE(w) (RTRIG_SUITE_SOC_REG(0x8000300Cu) = (w))
+#endif
+#ifndef RTRIG_SUITE_STAMP
+#define RTRIG_SUITE_STAMP(line) RTRIG_SUITE_SOC_REG((line) != 0 ? 0x80001014u : 0x80001010u)
+#endif
+#ifndef RTRIG_SUITE_CYCLES
+static inline __attribute__((always_inline)) uint32_t rtrig_suite_soc_cycles(void)
+{
+    uint32_t c;
+    __asm__ volatile("csrr %0, mcycle" : "=r"(c) : : "memory");
+    return c;
+}
+#define RTRIG_SUITE_CYCLES() rtrig_suite_soc_cycles()
+#endif
+#ifndef RTRIG_SUITE_MARK
+/*
+ * The marker pair: `csrr mcycle` and the `sw` that raises the pins, adjacent and
+ * 8-byte aligned (one I-cache line: no line fill between them), with interrupts masked
+ * around them (`csrrci mstatus` before, restored after). Every marker costs the same,
+ * so rig interval = (c1 - c0) x 20 ns with no offset, and a pulse's rig latency =
+ * (count + 6) x 20 ns (docs/suite.md). Other code between the read and the store (the
+ * generic default below) moved the ISR row by 1.5 to 2 cycles.
+ */
+static inline __attribute__((always_inline)) uint32_t rtrig_suite_soc_mark(uint32_t mask)
+{
+    uint32_t c, key;
+    __asm__ volatile("csrrci %1, mstatus, 8\n\t"
+                     ".balign 8\n\tcsrr %0, mcycle\n\tsw %2, 0(%3)\n\t"
+                     "andi %1, %1, 8\n\tcsrs mstatus, %1"
+                     : "=&r"(c), "=&r"(key)
+                     : "r"(mask), "r"(RTRIG_SUITE_SOC_OUT_SET)
+                     : "memory");
+    return c;
+}
+#define RTRIG_SUITE_MARK(mask) rtrig_suite_soc_mark(mask)
+#endif
+#endif /* RTRIG_SUITE_RTRIG_SOC */
 
 #ifndef RTRIG_SUITE_MARKER0
 #define RTRIG_SUITE_MARKER0 (1u << 3)
@@ -96,6 +164,12 @@ static inline uint32_t rtrig_suite_mark_default(uint32_t mask)
 #define RTRIG_SUITE_MARK(mask) rtrig_suite_mark_default(mask)
 #endif
 
+/* One count word (cycles), clamped below the framing words. */
+static inline void rtrig_suite_count(uint32_t n)
+{
+    RTRIG_SUITE_TRACE(n < RTRIG_SUITE_TRACE_FRAME ? n : RTRIG_SUITE_TRACE_FRAME - 1u);
+}
+
 /* Counts of the current iteration: c1 may be written by another thread than c0. */
 extern volatile uint32_t rtrig_suite_c0, rtrig_suite_c1;
 
@@ -119,8 +193,43 @@ static inline void rtrig_suite_iteration_end(void)
 {
     RTRIG_SUITE_CLEAR(RTRIG_SUITE_MARKER0);
     RTRIG_SUITE_CLEAR(RTRIG_SUITE_MARKER1);
-    uint32_t n = rtrig_suite_c1 - rtrig_suite_c0;
-    RTRIG_SUITE_TRACE(n < RTRIG_SUITE_TRACE_FRAME ? n : RTRIG_SUITE_TRACE_FRAME - 1u);
+    rtrig_suite_count(rtrig_suite_c1 - rtrig_suite_c0);
+}
+
+#ifdef RTRIG_SUITE_STAMP
+/*
+ * isr_to_ist, in the ISR: MARKER0 rises; yields the ISR's latency, the cycle count at
+ * that store minus line 0's edge stamp (read the stamp before acknowledging the edge).
+ */
+static inline uint32_t rtrig_suite_isr_mark0(void)
+{
+    rtrig_suite_c0 = RTRIG_SUITE_MARK(RTRIG_SUITE_MARKER0);
+    return rtrig_suite_c0 - (uint32_t)RTRIG_SUITE_STAMP(0);
+}
+#endif
+
+/*
+ * isr_to_ist, in the interrupt service thread after rtrig_suite_mark1(): both markers
+ * fall, then its two words: the ISR's latency (MARKER0's count minus the edge's stamp)
+ * and MARKER0 -> MARKER1.
+ */
+static inline void rtrig_suite_isr_to_ist_end(uint32_t isr_latency)
+{
+    RTRIG_SUITE_CLEAR(RTRIG_SUITE_MARKER0 | RTRIG_SUITE_MARKER1);
+    rtrig_suite_count(isr_latency);
+    rtrig_suite_count(rtrig_suite_c1 - rtrig_suite_c0);
+}
+
+/*
+ * The pair tests (irq_simultaneous, irq_nested_*), once both ISRs have lowered their
+ * markers: line 0's latency and line 1's (each from its edge's stamp to the count at
+ * its marker's rise), then line 0's stamp to the later marker fall.
+ */
+static inline void rtrig_suite_pair_end(uint32_t latency0, uint32_t latency1, uint32_t both)
+{
+    rtrig_suite_count(latency0);
+    rtrig_suite_count(latency1);
+    rtrig_suite_count(both);
 }
 
 /* Before a test's first iteration: its BEGIN word, then MARKER2 rises. */
