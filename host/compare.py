@@ -1,0 +1,471 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""A/B comparison of two captures, or of two sweeps: is B higher, lower, or is no
+difference shown at this sample size?
+
+Per channel and percentile, each capture's percentile gets distribution-free bounds
+(:mod:`rtrig.host.bounds`) and the difference B − A gets the bounds
+``(B.lo − A.hi, B.hi − A.lo)``. The verdict is *B higher* when the whole interval lies
+above 0, *B lower* when below, otherwise *no difference shown*. Missed pulses are
+compared the same way with their Clopper–Pearson bounds, and the whole distributions
+with a two-sample Kolmogorov–Smirnov test. The stated confidence holds for the whole
+comparison: with ``m`` statements, each is made at 1 − (1 − confidence) / m
+(Bonferroni), and each capture's own bounds at the square root of that (the two
+captures are independent). The maxima and minima get no interval: they are shown as
+measured, with the exceedance bound their sample size supports.
+
+Sweeps are compared by their figures (MF-ISR, MF-APP, SF): each lies between the
+highest frequency measured clear and the first found failing, the sweep's
+resolution; the figures differ when those intervals do not overlap.
+
+:func:`compare` takes two paths and returns a :class:`Comparison` (or a
+:class:`SweepComparison`); :func:`format_comparison` prints either; ``to_json``
+gives the figures for scripts.
+"""
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from ..capture import scan
+from ..errors import RtrigError
+from ..units import format_hz, format_s
+from .analysis import PERCENTILES
+from .bounds import (
+    DEFAULT_CONFIDENCE,
+    binned_quantile_bounds,
+    check_confidence,
+    difference,
+    fraction_bounds,
+    joint_level,
+    max_exceedance,
+    quantile_bounds,
+)
+from .report.reduction import CaptureReduction
+
+__all__ = ["compare", "compare_captures", "compare_sweeps", "channel_samples",
+           "Comparison", "SweepComparison", "ChannelComparison", "FigureComparison",
+           "CompareError", "format_comparison", "HIGHER", "LOWER", "NONE"]
+
+HIGHER, LOWER, NONE = "B higher", "B lower", "no difference shown"
+#: The channel verdict when the distributions differ but no percentile says which way.
+SHAPE = "B differs in shape"
+MIXED = "B higher in some figures, lower in others"
+
+
+class CompareError(RtrigError):
+    """Two files that cannot be compared (one-line reason)."""
+    exit_code = 2
+
+
+@dataclass
+class Samples:
+    """One channel of one capture: the answered latencies as value counts (ticks,
+    ascending), or, from on-chip statistics, as a histogram (``hist``)."""
+    values: np.ndarray
+    counts: np.ndarray
+    pulses: int
+    missed: int
+    tick_hz: float
+    hist: dict | None = None          # binned: below, hist, overflow, offset, width, lo, hi
+
+    @property
+    def answered(self):
+        return self.pulses - self.missed
+
+    def ns(self, ticks):
+        return None if ticks is None else ticks * 1e9 / self.tick_hz
+
+    def bounds(self, q, confidence):
+        """Bounds (ticks) of the q-quantile."""
+        if self.answered == 0:
+            return None, None
+        if self.hist is None:
+            return quantile_bounds(self.values, self.counts, q, confidence)
+        h = self.hist
+        return binned_quantile_bounds(self.answered, h["below"], h["hist"], h["overflow"],
+                                      h["offset"], h["width"], h["lo"], h["hi"], q, confidence)
+
+    def point(self, q):
+        """The percentile as the summaries give it (a sample, inverted CDF; from a
+        histogram the lower edge of its bin)."""
+        if self.answered == 0:
+            return None
+        rank = max(int(np.ceil(self.answered * q)), 1) - 1
+        if self.hist is None:
+            cum = np.cumsum(self.counts)
+            return int(self.values[np.searchsorted(cum, rank, side="right")])
+        edges = np.cumsum([self.hist["below"], *self.hist["hist"], self.hist["overflow"]])
+        i = int(np.searchsorted(edges, rank, side="right"))
+        v = self.hist["lo"] if i == 0 else self.hist["offset"] + (i - 1) * self.hist["width"]
+        return min(max(v, self.hist["lo"]), self.hist["hi"])
+
+    def extreme(self, which):
+        if self.answered == 0:
+            return None
+        if self.hist is not None:
+            return self.hist["lo"] if which == "min" else self.hist["hi"]
+        return int(self.values[0] if which == "min" else self.values[-1])
+
+
+def _capture_kind(cap):
+    return "sweep" if cap.meta.get("kind") == "sweep" else "capture"
+
+
+def channel_samples(cap):
+    """``{channel: Samples}`` of a scanned capture (:func:`rtrig.capture.scan`)."""
+    if cap.meta.get("mode") == "statistics" and cap.stats is not None:
+        st = cap.stats
+        out = {}
+        for name, fig in st["channels"].items():
+            n = fig["answered"]
+            hist = {"below": fig["underflow"], "hist": list(fig["histogram"]),
+                    "overflow": max(n - fig["underflow"] - sum(fig["histogram"]), 0),
+                    "offset": st["bin_offset_ticks"], "width": st["bin_width_ticks"],
+                    "lo": fig["lat_min"], "hi": fig["lat_max"]}
+            out[name] = Samples(np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                n + fig["missed"], fig["missed"], cap.tick_hz, hist)
+        return out
+    red = CaptureReduction(cap)
+    out = {}
+    for name, first in red.first.items():
+        values, counts = first.latency.result()
+        answered = int(np.sum(counts))
+        out[name] = Samples(values, counts, first.records, first.records - answered,
+                            cap.tick_hz)
+    return out
+
+
+@dataclass
+class FigureComparison:
+    """One percentile of one channel: each capture's value and bounds, and B − A (ns)."""
+    figure: str
+    a: float | None
+    b: float | None
+    a_bounds: tuple
+    b_bounds: tuple
+    diff: tuple
+    verdict: str
+
+    def to_json(self):
+        return {"figure": self.figure, "a_ns": self.a, "b_ns": self.b,
+                "a_bounds_ns": list(self.a_bounds), "b_bounds_ns": list(self.b_bounds),
+                "difference_bounds_ns": list(self.diff), "verdict": self.verdict}
+
+
+@dataclass
+class ChannelComparison:
+    channel: str
+    figures: list
+    extremes: dict             # min/max: {"a_ns", "b_ns", "a_exceedance", "b_exceedance"}
+    mean: dict                 # {"a_ns", "b_ns"} (shown, no verdict)
+    missed: dict               # {"a", "b", "a_bounds", "b_bounds", "diff", "verdict"}
+    distribution: dict         # {"test", "statistic", "p_value", "alpha", "verdict"}
+    samples: dict              # {"a": answered, "b": answered}
+    verdict: str = NONE
+
+    def to_json(self):
+        return {"channel": self.channel, "verdict": self.verdict, "samples": self.samples,
+                "figures": [f.to_json() for f in self.figures], "extremes": self.extremes,
+                "mean": self.mean, "missed": self.missed, "distribution": self.distribution}
+
+
+@dataclass
+class Comparison:
+    a: str
+    b: str
+    confidence: float
+    statements: int
+    channels: dict
+    warnings: list = field(default_factory=list)
+
+    def to_json(self):
+        return {"kind": "capture", "a": self.a, "b": self.b, "confidence": self.confidence,
+                "statements": self.statements, "warnings": self.warnings,
+                "channels": {k: c.to_json() for k, c in self.channels.items()}}
+
+
+def _verdict(lo, hi):
+    if lo is not None and lo > 0:
+        return HIGHER
+    if hi is not None and hi < 0:
+        return LOWER
+    return NONE
+
+
+def _channel_verdict(verdicts, shape_differs):
+    up, down = HIGHER in verdicts, LOWER in verdicts
+    if up and down:
+        return MIXED
+    if up or down:
+        return HIGHER if up else LOWER
+    return SHAPE if shape_differs else NONE
+
+
+def _ks(a, b, alpha):
+    """Two-sample Kolmogorov–Smirnov on the answered latencies (scipy's
+    ``ks_2samp``); from histograms with the same bins, on the bins."""
+    if a.answered == 0 or b.answered == 0:
+        return {"test": "ks", "statistic": None, "p_value": None, "alpha": alpha,
+                "verdict": NONE, "note": "a capture has no answered pulse"}
+    if (a.hist is None) != (b.hist is None) or (
+            a.hist is not None and (a.hist["offset"], a.hist["width"], len(a.hist["hist"])) !=
+            (b.hist["offset"], b.hist["width"], len(b.hist["hist"]))):
+        return {"test": "ks", "statistic": None, "p_value": None, "alpha": alpha,
+                "verdict": NONE, "note": "not comparable: the captures hold different "
+                "kinds of data (records, or histograms with other bins)"}
+
+    def expand(s):
+        if s.hist is None:
+            return np.repeat(s.values, s.counts)
+        h = s.hist
+        edges = [h["lo"]] + [h["offset"] + i * h["width"] for i in range(len(h["hist"]) + 1)]
+        return np.repeat(edges, [h["below"], *h["hist"], h["overflow"]])
+
+    xa, xb = expand(a), expand(b)
+    # The exact distribution is for small samples without ties; past that scipy's
+    # asymptotic one (conservative with ties, as latencies in whole ticks have).
+    method = "exact" if len(xa) * len(xb) <= 10_000 else "asymp"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # exact → asymp fallback note
+        res = stats.ks_2samp(xa, xb, method=method)
+    p = float(res.pvalue)
+    return {"test": "ks", "statistic": float(res.statistic), "p_value": p, "alpha": alpha,
+            "verdict": "distributions differ" if p < alpha else NONE}
+
+
+def _compare_channel(name, a, b, level, alpha):
+    figures = []
+    for fig, pct in PERCENTILES.items():
+        q = pct / 100
+        ab = tuple(a.ns(v) for v in a.bounds(q, level))
+        bb = tuple(b.ns(v) for v in b.bounds(q, level))
+        d = difference(ab, bb)
+        figures.append(FigureComparison(fig, a.ns(a.point(q)), b.ns(b.point(q)), ab, bb, d,
+                                        _verdict(*d)))
+    extremes = {}
+    for which in ("min", "max"):
+        extremes[which] = {"a_ns": a.ns(a.extreme(which)), "b_ns": b.ns(b.extreme(which)),
+                           "a_exceedance": max_exceedance(a.answered, level),
+                           "b_exceedance": max_exceedance(b.answered, level)}
+    mean = {"a_ns": _mean_ns(a), "b_ns": _mean_ns(b)}
+    fa = fraction_bounds(a.missed, a.pulses, level)
+    fb = fraction_bounds(b.missed, b.pulses, level)
+    dm = difference(fa, fb)
+    missed = {"a": [a.missed, a.pulses], "b": [b.missed, b.pulses], "a_bounds": list(fa),
+              "b_bounds": list(fb), "difference_bounds": list(dm), "verdict": _verdict(*dm)}
+    dist = _ks(a, b, alpha)
+    verdict = _channel_verdict([f.verdict for f in figures], dist["verdict"] != NONE)
+    return ChannelComparison(name, figures, extremes, mean, missed, dist,
+                             {"a": a.answered, "b": b.answered}, verdict)
+
+
+def _mean_ns(s):
+    if s.answered == 0 or s.hist is not None:
+        return None
+    return float(np.dot(s.values, s.counts) / s.answered) * 1e9 / s.tick_hz
+
+
+#: Settings whose difference makes a comparison suspect: (label, getter, format).
+def _settings(meta):
+    stim = meta.get("stimulus") or {}
+    target = meta.get("target") or {}
+    tick = meta.get("tick_hz")
+    jitter = stim.get("jitter_ticks")
+    return {
+        "frequency": (format_hz(stim["freq_hz"]) if stim.get("freq_hz") else None),
+        "load": ("on" if meta.get("load") else "off") if "load" in meta else None,
+        "jitter": (format_s(jitter / tick) if jitter is not None and tick else None),
+        "target": " ".join(str(v) for v in (target.get("kind"), target.get("preset"))
+                           if v) or None,
+        "rig": " ".join(str(v) for v in (
+            f"board {meta.get('board')}" if meta.get("board") is not None else None,
+            "simulated" if meta.get("simulation") else None,
+            format_hz(tick).replace("Hz", "Hz ticks") if tick else None) if v) or None,
+    }
+
+
+def _warnings(ma, mb):
+    out = []
+    sa, sb = _settings(ma), _settings(mb)
+    for key in sa:
+        if sa[key] != sb[key]:
+            out.append(f"A and B were measured with different {key}: "
+                       f"{sa[key] or 'unknown'} against {sb[key] or 'unknown'}")
+    return out
+
+
+def _open(path, label):
+    try:
+        return scan(path)
+    except FileNotFoundError:
+        raise CompareError(f"{label}: no such capture file: {path}") from None
+
+
+def compare_captures(a_path, b_path, confidence=DEFAULT_CONFIDENCE, channels=None):
+    """Compare two latency captures; see the module doc. ``channels``: the channels
+    to compare (default: all; A and B must then hold the same)."""
+    confidence = check_confidence(confidence)
+    a_cap, b_cap = _open(a_path, "A"), _open(b_path, "B")
+    for cap, label in ((a_cap, "A"), (b_cap, "B")):
+        if _capture_kind(cap) == "sweep":
+            raise CompareError(f"{label} ({cap.path}) is a sweep and the other a capture: "
+                               "compare two captures or two sweeps")
+    a, b = channel_samples(a_cap), channel_samples(b_cap)
+    for s, label, cap in ((a, "A", a_cap), (b, "B", b_cap)):
+        if not s or all(c.pulses == 0 for c in s.values()):
+            raise CompareError(f"{label} ({cap.path}) holds no latency record to compare")
+    if channels is None:
+        if set(a) != set(b):
+            raise CompareError(f"A has channels {', '.join(a)} and B has {', '.join(b)}: "
+                               "name the ones to compare (--channels)")
+        channels = list(a)
+    else:
+        for name in channels:
+            for s, label in ((a, "A"), (b, "B")):
+                if name not in s:
+                    raise CompareError(f"{label} has no channel '{name}' "
+                                       f"(it has {', '.join(s) or 'none'})")
+    statements = len(channels) * (len(PERCENTILES) + 2)
+    level = joint_level(confidence, statements)
+    alpha = (1 - confidence) / statements
+    out = {name: _compare_channel(name, a[name], b[name], level, alpha) for name in channels}
+    return Comparison(str(a_path), str(b_path), confidence, statements, out,
+                      _warnings(a_cap.meta, b_cap.meta))
+
+
+@dataclass
+class SweepComparison:
+    a: str
+    b: str
+    figures: dict          # key → {"name", "a", "b", "verdict"}
+    warnings: list = field(default_factory=list)
+
+    def to_json(self):
+        return {"kind": "sweep", "a": self.a, "b": self.b, "figures": self.figures,
+                "warnings": self.warnings}
+
+
+SWEEP_NAMES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
+
+
+def _sweep_interval(fig):
+    """``(lo, hi, confirmed, text)`` of one sweep figure: the true value lies above
+    ``lo`` (the highest frequency measured clear) and at or below ``hi`` (the first
+    failing); ``hi`` None when the range ended first, both None when not sought."""
+    if not fig:
+        return None, None, False, "not measured"
+    hz, below = fig.get("hz"), fig.get("below_hz")
+    if hz is None and below is None:
+        return None, None, False, fig.get("reason") or "not measured"
+    if hz is None:
+        return below, None, False, f"above {format_hz(below)}"
+    text = f"{format_hz(hz)} ({format_hz(below) if below else '?'} – {format_hz(hz)}" \
+        f"{', confirmed' if fig.get('confirmed') else ', unconfirmed'})"
+    return below, hz, bool(fig.get("confirmed")), text
+
+
+def compare_sweeps(a_path, b_path):
+    """Compare two sweep captures' MF-ISR, MF-APP and SF."""
+    a_cap, b_cap = _open(a_path, "A"), _open(b_path, "B")
+    for cap, label in ((a_cap, "A"), (b_cap, "B")):
+        if _capture_kind(cap) != "sweep":
+            raise CompareError(f"{label} ({cap.path}) is a capture and the other a sweep: "
+                               "compare two captures or two sweeps")
+        if not (cap.final or {}).get("figures"):
+            raise CompareError(f"{label} ({cap.path}) holds no sweep figures "
+                               "(the sweep did not finish)")
+    figures = {}
+    for key, name in SWEEP_NAMES.items():
+        ia = _sweep_interval(a_cap.final["figures"].get(key))
+        ib = _sweep_interval(b_cap.final["figures"].get(key))
+        if ia[0] is None and ia[1] is None or ib[0] is None and ib[1] is None:
+            verdict = "not compared (not measured in both)"
+        elif ib[0] is not None and ia[1] is not None and ib[0] >= ia[1]:
+            verdict = HIGHER
+        elif ia[0] is not None and ib[1] is not None and ia[0] >= ib[1]:
+            verdict = LOWER
+        else:
+            verdict = "no difference shown at the sweeps' resolution"
+        if verdict in (HIGHER, LOWER) and not (ia[2] and ib[2]):
+            verdict += " (unconfirmed)"
+        figures[key] = {"name": name, "a": ia[3], "b": ib[3],
+                        "a_interval_hz": [ia[0], ia[1]], "b_interval_hz": [ib[0], ib[1]],
+                        "confirmed": [ia[2], ib[2]], "verdict": verdict}
+    warnings = []
+    sa, sb = a_cap.meta.get("sweep") or {}, b_cap.meta.get("sweep") or {}
+    if a_cap.meta.get("load") != b_cap.meta.get("load"):
+        warnings.append("A and B were swept with different load: "
+                        f"{'on' if a_cap.meta.get('load') else 'off'} against "
+                        f"{'on' if b_cap.meta.get('load') else 'off'}")
+    for key in ("pulses", "resolution", "stim_jitter_s"):
+        if sa.get(key) != sb.get(key):
+            warnings.append(f"A and B were swept with different {key.replace('_', ' ')}: "
+                            f"{sa.get(key)} against {sb.get(key)}")
+    for key in ("target", "board", "tick_hz"):
+        if a_cap.meta.get(key) != b_cap.meta.get(key):
+            warnings.append(f"A and B were swept on different {key.replace('_', ' ')}s")
+    return SweepComparison(str(a_path), str(b_path), figures, warnings)
+
+
+def compare(a_path, b_path, confidence=DEFAULT_CONFIDENCE, channels=None):
+    """:func:`compare_captures` or :func:`compare_sweeps`, by what the files hold."""
+    a_kind = _capture_kind(_open(a_path, "A"))
+    if a_kind == "sweep":
+        return compare_sweeps(a_path, b_path)
+    return compare_captures(a_path, b_path, confidence, channels)
+
+
+def _us(ns):
+    return "—" if ns is None else f"{ns / 1000:.3f}"
+
+
+def _range(bounds):
+    lo, hi = bounds
+    return f"[{'…' if lo is None else _us(lo)}, {'…' if hi is None else _us(hi)}]"
+
+
+def _exceed(p):
+    return "—" if p is None else f"{p:.2g}"
+
+
+def format_comparison(c):
+    """The comparison as text lines (what ``rtrig compare`` prints)."""
+    lines = [f"A: {c.a}", f"B: {c.b}"]
+    if isinstance(c, SweepComparison):
+        lines.append("")
+        lines.append(f"{'figure':<8} {'A':<48} {'B':<48} verdict")
+        for f in c.figures.values():
+            lines.append(f"{f['name']:<8} {f['a']:<48} {f['b']:<48} {f['verdict']}")
+    else:
+        lines.append(f"confidence {c.confidence:.0%} for the whole comparison "
+                     f"({c.statements} statements); values in µs")
+        for ch in c.channels.values():
+            lines.append("")
+            lines.append(f"{ch.channel.upper()}: {ch.verdict}  "
+                         f"({ch.samples['a']} against {ch.samples['b']} answered pulses)")
+            lines.append(f"  {'figure':<7} {'A':>10} {'A bounds':>22} {'B':>10} "
+                         f"{'B bounds':>22} {'B − A bounds':>24}  verdict")
+            for f in ch.figures:
+                lines.append(f"  {f.figure:<7} {_us(f.a):>10} {_range(f.a_bounds):>22} "
+                             f"{_us(f.b):>10} {_range(f.b_bounds):>22} {_range(f.diff):>24}"
+                             f"  {f.verdict}")
+            for which, e in ch.extremes.items():
+                lines.append(f"  {which:<7} {_us(e['a_ns']):>10} {'(no interval)':>22} "
+                             f"{_us(e['b_ns']):>10} {'(no interval)':>22}")
+            mx = ch.extremes["max"]
+            lines.append(f"  exceedance of each max ≤ {_exceed(mx['a_exceedance'])} (A), "
+                         f"≤ {_exceed(mx['b_exceedance'])} (B) of pulses")
+            m = ch.missed
+            lines.append(f"  missed  {m['a'][0]}/{m['a'][1]} against {m['b'][0]}/{m['b'][1]}:"
+                         f" {m['verdict']}")
+            d = ch.distribution
+            if d["p_value"] is None:
+                lines.append(f"  distribution: {d.get('note')}")
+            else:
+                lines.append(f"  distribution (two-sample KS): D = {d['statistic']:.4f}, "
+                             f"p = {d['p_value']:.3g} (α = {d['alpha']:.2g}): {d['verdict']}")
+    for w in c.warnings:
+        lines.append(f"warning: {w}")
+    return lines
