@@ -30,6 +30,7 @@ _EXPORTS = {
     "write_report": "report",
     "export": "integrations.export",
     "RigAPI": "api",
+    "compare": "report.compare", "format_comparison": "report.compare",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -15,6 +15,7 @@ from ... import __version__
 from ...errors import Interrupted, RtrigError
 from .boards import build_cmd, flash_cmd
 from .capture import capture
+from .compare import compare_cmd
 from .info import info
 from .options import CONTEXT, FREQUENCY, BoardChoice, RigOptions
 from .report import export, report
@@ -51,7 +52,8 @@ def cli(ctx, port, sim, debug, sim_board, sim_link, baud):
                          sim_board.lower() if sim_board else None, sim_link, int(baud))
 
 
-for _command in (info, capture, sweep, suite, selftest, report, export, build_cmd, flash_cmd):
+for _command in (info, capture, sweep, suite, selftest, report, export, compare_cmd, build_cmd,
+                 flash_cmd):
     cli.add_command(_command)
 
 

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from ..capture import scan
-from ..errors import RtrigError
-from ..units import format_hz, format_s
-from .analysis import PERCENTILES
-from .bounds import (
+from ...capture import scan
+from ...errors import RtrigError
+from ...units import format_hz, format_s
+from ..analysis import PERCENTILES
+from ..bounds import (
     DEFAULT_CONFIDENCE,
     binned_quantile_bounds,
     check_confidence,
@@ -42,9 +42,9 @@ from .bounds import (
     max_exceedance,
     quantile_bounds,
 )
-from .report.reduction import CaptureReduction
+from .reduction import CaptureReduction
 
-__all__ = ["compare", "compare_captures", "compare_sweeps", "channel_samples",
+__all__ = ["compare", "compare_captures", "compare_samples", "Samples", "compare_sweeps", "channel_samples",
            "Comparison", "SweepComparison", "ChannelComparison", "FigureComparison",
            "CompareError", "format_comparison", "HIGHER", "LOWER", "NONE"]
 
@@ -69,6 +69,13 @@ class Samples:
     missed: int
     tick_hz: float
     hist: dict | None = None          # binned: below, hist, overflow, offset, width, lo, hi
+
+    @classmethod
+    def from_ticks(cls, latencies, missed=0, tick_hz=100e6):
+        """The samples of answered ``latencies`` (ticks) and ``missed`` pulses."""
+        values, counts = np.unique(np.asarray(latencies, dtype=np.int64), return_counts=True)
+        return cls(values, counts.astype(np.int64), int(counts.sum()) + int(missed),
+                   int(missed), tick_hz)
 
     @property
     def answered(self):
@@ -327,12 +334,21 @@ def compare_captures(a_path, b_path, confidence=DEFAULT_CONFIDENCE, channels=Non
                 if name not in s:
                     raise CompareError(f"{label} has no channel '{name}' "
                                        f"(it has {', '.join(s) or 'none'})")
+    c = compare_samples(a, b, confidence, channels)
+    c.a, c.b, c.warnings = str(a_path), str(b_path), _warnings(a_cap.meta, b_cap.meta)
+    return c
+
+
+def compare_samples(a, b, confidence=DEFAULT_CONFIDENCE, channels=None):
+    """:func:`compare_captures` of samples already in hand: ``a`` and ``b`` map channel
+    names to :class:`Samples` (e.g. :meth:`Samples.from_ticks`)."""
+    confidence = check_confidence(confidence)
+    channels = list(a) if channels is None else list(channels)
     statements = len(channels) * (len(PERCENTILES) + 2)
     level = joint_level(confidence, statements)
     alpha = (1 - confidence) / statements
     out = {name: _compare_channel(name, a[name], b[name], level, alpha) for name in channels}
-    return Comparison(str(a_path), str(b_path), confidence, statements, out,
-                      _warnings(a_cap.meta, b_cap.meta))
+    return Comparison("A", "B", confidence, statements, out)
 
 
 @dataclass

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The verdicts at the top of a report of several captures: each capture against the
+first (A), by :func:`rtrig.host.compare.compare_captures` — the same figures, bounds
+and verdicts as ``rtrig compare``."""
+
+import html
+
+from .compare import NONE, CompareError, compare_captures, compare_sweeps
+
+__all__ = ["verdict_rows", "verdict_table", "VERDICT_HEADS"]
+
+VERDICT_HEADS = ["B against A", "channel", "verdict", "figure", "A", "B", "B − A bounds"]
+
+
+def _us(ns):
+    return "—" if ns is None else f"{ns / 1000:.4g}"
+
+
+def _bounds(lo_hi):
+    lo, hi = lo_hi
+    return f"[{'…' if lo is None else _us(lo)}, {'…' if hi is None else _us(hi)}] µs"
+
+
+def verdict_rows(captures, labels, channels, confidence=0.95):
+    """``(rows, notes)``: one row per later capture, shared channel and percentile;
+    ``notes`` the warnings and the pairs that could not be compared (one line each).
+    ``channels``: the channel names each capture holds."""
+    rows, notes = [], []
+    a, la = captures[0], labels[0]
+    for cap, lb, names in zip(captures[1:], labels[1:], channels[1:], strict=True):
+        pair = f"{lb} against {la}"
+        try:
+            if a.meta.get("kind") == "sweep" and cap.meta.get("kind") == "sweep":
+                c = compare_sweeps(a.path, cap.path)
+                rows += [[html.escape(pair), "—", html.escape(f["verdict"]), f["name"],
+                          html.escape(f["a"]), html.escape(f["b"]), ""]
+                         for f in c.figures.values()]
+                notes += [f"{pair}: {w}" for w in c.warnings]
+                continue
+            shared = [n for n in channels[0] if n in names] or None
+            c = compare_captures(a.path, cap.path, confidence, channels=shared)
+        except CompareError as e:
+            notes.append(f"{pair}: not compared: {e}")
+            continue
+        notes += [f"{pair}: {w}" for w in c.warnings]
+        for ch in c.channels.values():
+            for f in ch.figures:
+                mark = "" if f.verdict == NONE else f"<b>{html.escape(f.verdict)}</b>"
+                rows.append([html.escape(pair), ch.channel.upper(), html.escape(ch.verdict),
+                             f.figure, _us(f.a), _us(f.b),
+                             f"{_bounds(f.diff)} {mark}".strip()])
+            m = ch.missed
+            rows.append([html.escape(pair), ch.channel.upper(), html.escape(ch.verdict),
+                         "missed", f"{m['a'][0]}/{m['a'][1]}", f"{m['b'][0]}/{m['b'][1]}",
+                         html.escape(m["verdict"])])
+            d = ch.distribution
+            rows.append([html.escape(pair), ch.channel.upper(), html.escape(ch.verdict),
+                         "distribution", "", "", html.escape(
+                             d.get("note") or f"KS p = {d['p_value']:.3g}: {d['verdict']}")])
+    return rows, notes
+
+
+def verdict_table(page, captures, labels, channels, table, confidence=0.95):
+    """Add the verdicts to ``page`` (``table`` renders heads and rows as HTML)."""
+    rows, notes = verdict_rows(captures, labels, channels, confidence)
+    page.add(f"<h3>Verdicts (each capture against {html.escape(labels[0])}, "
+             f"{confidence:.0%} confidence for each pair's whole comparison)</h3>")
+    if rows:
+        page.add(table(VERDICT_HEADS, rows))
+    for n in notes:
+        page.add(f'<p class="note">{html.escape(n)}</p>')
+    page.add('<p class="note">A verdict says B is higher or lower only when the bounds of '
+             "B − A exclude 0; otherwise no difference is shown at these sample sizes. "
+             "The bounds are distribution-free (order statistics) and assume independent "
+             "samples; see docs/report.md.</p>")
