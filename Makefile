@@ -59,6 +59,7 @@ demo: venv sim       ## simulated measurement: selftest, captures, sweep and rep
 	  -o captures/demo-unloaded.rtrig
 	$(RTRIG) --sim capture --target model --preset fast --freq 8k --count 500 --jitter 20us \
 	  --load -o captures/demo-loaded.rtrig
+	$(RTRIG) compare captures/demo-unloaded.rtrig captures/demo-loaded.rtrig
 	@if $(RTRIG) sweep --help >/dev/null 2>&1; then \
 	  $(RTRIG) --sim sweep --target model --preset fast --load --from 20k --to 250k \
 	    --pulses 100 -o captures/demo-sweep.rtrig; fi

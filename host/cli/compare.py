@@ -12,18 +12,10 @@ from .options import CONTEXT
 __all__ = ["compare_cmd"]
 
 
-def _confidence(ctx, param, value):
-    from ..bounds import check_confidence
-    try:
-        return check_confidence(value)
-    except ValueError as e:
-        raise click.BadParameter(str(e)) from None
-
-
 @click.command("compare", context_settings=CONTEXT, no_args_is_help=True)
 @click.argument("a", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("b", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--confidence", default="0.95", show_default=True, callback=_confidence,
+@click.option("--confidence", default="0.95", show_default=True,
               metavar="C", help="Confidence of the whole comparison (0.5 to below 1).")
 @click.option("--channels", default=None, metavar="LIST",
               help="Channels to compare, comma-separated [default: all; A and B must "
@@ -39,7 +31,12 @@ def compare_cmd(a, b, confidence, channels, as_json):
     sweeps' resolution as their bounds. Warns when A and B were measured differently
     (frequency, load, jitter, target, rig).
     """
+    from ..bounds import check_confidence
     from ..report.compare import compare, format_comparison
+    try:
+        confidence = check_confidence(confidence)
+    except ValueError as e:
+        raise UsageError(f"--confidence: {e}") from None
     names = None
     if channels is not None:
         names = [c.strip().lower() for c in channels.split(",") if c.strip()]

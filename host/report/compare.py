@@ -22,6 +22,7 @@ resolution; the figures differ when those intervals do not overlap.
 gives the figures for scripts.
 """
 
+import os
 import warnings
 from dataclasses import dataclass, field
 
@@ -304,10 +305,9 @@ def _warnings(ma, mb):
 
 
 def _open(path, label):
-    try:
-        return scan(path)
-    except FileNotFoundError:
-        raise CompareError(f"{label}: no such capture file: {path}") from None
+    if not os.path.exists(path):
+        raise CompareError(f"{label}: no such capture file: {path}")
+    return scan(path)
 
 
 def compare_captures(a_path, b_path, confidence=DEFAULT_CONFIDENCE, channels=None):

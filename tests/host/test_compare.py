@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""A/B comparison (``rtrig compare``) against ground truth.
+
+The model target's true per-pulse latencies come from its reference
+(:mod:`rtrig.host.model.reference`, checked cycle for cycle against the gateware in
+test_model_ref.py), so the truth of "same configuration" and "2 % slower ISR entry"
+is known exactly. Synthetic data with known quantiles check the bounds' coverage."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from rtrig.capture import CaptureWriter
+from rtrig.host.bounds import difference, joint_level, quantile_bounds
+from rtrig.host.cli import main
+from rtrig.host.model.presets import preset
+from rtrig.host.model.reference import simulate_periodic
+from rtrig.host.report.compare import (
+    HIGHER,
+    LOWER,
+    NONE,
+    Samples,
+    compare,
+    compare_samples,
+)
+from rtrig.protocol import LATENCY_DTYPE, ChanFlags
+
+TICK_HZ = 100_000_000
+PERIOD = 3_001           # ticks: about 33 kHz, below the fast preset's MF-ISR and MF-APP
+
+
+def model_samples(params, pulses, start=0):
+    """{isr, app: Samples} of one model run: the truth the rig would record."""
+    r = simulate_periodic(params, PERIOD, pulses, start=start)
+    return {"isr": Samples.from_ticks(r.isr_latency[~r.isr_missed], r.isr_missed.sum()),
+            "app": Samples.from_ticks(r.app_latency[~r.app_missed], r.app_missed.sum())}
+
+
+def test_same_configuration_shows_no_difference_in_95_percent_of_trials():
+    """40 pairs of captures of the fast preset (kernel tick, ISR jitter), each capture
+    with its own jitter seed and tick phase: the whole comparison (12 statements)
+    may say "differ" in at most 2 of them."""
+    base = preset("fast")
+    flagged = []
+    for trial in range(40):
+        a = model_samples(dataclasses.replace(base, seed=1 + 2 * trial), 2000,
+                          start=trial * 37)
+        b = model_samples(dataclasses.replace(base, seed=2 + 2 * trial), 2000,
+                          start=trial * 53 + 11)
+        c = compare_samples(a, b)
+        if any(ch.verdict != NONE for ch in c.channels.values()):
+            flagged.append(trial)
+    assert len(flagged) <= 2, flagged
+
+
+def test_a_two_percent_slower_isr_entry_is_detected_at_1e5_pulses():
+    base = preset("fast")
+    slower = dataclasses.replace(base, isr_entry=round(base.isr_entry * 1.02), seed=77)
+    a = model_samples(base, 100_000)
+    b = model_samples(slower, 100_000, start=1234)
+    c = compare_samples(a, b)
+    assert base.isr_entry * 0.02 == 3                       # ticks: 30 ns
+    assert c.channels["isr"].verdict == HIGHER
+    p50 = next(f for f in c.channels["isr"].figures if f.figure == "p50")
+    assert p50.verdict == HIGHER and p50.diff[0] > 0
+    # and the other way round
+    assert compare_samples(b, a).channels["isr"].verdict == LOWER
+
+
+def test_the_same_shift_is_not_claimed_from_too_few_pulses():
+    """At 50 pulses a 30 ns shift under 1 µs of jitter is within the noise: the
+    comparison must not claim it (point estimates alone would)."""
+    base = preset("fast")
+    slower = dataclasses.replace(base, isr_entry=round(base.isr_entry * 1.02), seed=77)
+    c = compare_samples(model_samples(base, 50), model_samples(slower, 50, start=999))
+    assert c.channels["isr"].verdict == NONE
+    f = next(f for f in c.channels["isr"].figures if f.figure == "p50")
+    assert f.diff[0] < 0 < f.diff[1]
+
+
+@pytest.mark.parametrize("q", [0.5, 0.99])
+def test_difference_bounds_cover_the_true_difference(q):
+    """Synthetic latencies with known quantiles (exponential, in whole ticks): the
+    bounds of B − A cover the true difference in at least 95 % of 400 trials."""
+    rng = np.random.default_rng(5)
+    n, trials, cover = 1000, 400, 0
+    true = (np.ceil(-np.log(1 - q) * 1000 * 1.3) - np.ceil(-np.log(1 - q) * 1000))
+    level = joint_level(0.95, 1)
+    for _ in range(trials):
+        a = np.ceil(rng.exponential(1000, n)).astype(np.int64)
+        b = np.ceil(rng.exponential(1300, n)).astype(np.int64)
+        ab = quantile_bounds(*np.unique(a, return_counts=True), q, level)
+        bb = quantile_bounds(*np.unique(b, return_counts=True), q, level)
+        lo, hi = difference(ab, bb)
+        cover += lo <= true <= hi
+    assert cover / trials >= 0.95, cover
+
+
+# --- files and the command ---------------------------------------------------------
+
+def write_capture(path, latencies, missed=0, meta=None, channels=("isr",)):
+    m = {"format": "rtrig-capture", "tick_hz": TICK_HZ, "simulation": True,
+         "rtrig_version": "test", "channels": list(channels), "load": False,
+         "mode": "records", "target": {"kind": "model", "preset": "fast"},
+         "stimulus": {"freq_hz": 10_000.0, "period_ticks": 10_000, "high_ticks": 5_000,
+                      "count": 0, "jitter_ticks": 0}}
+    m.update(meta or {})
+    with CaptureWriter(path, m) as w:
+        for ch, _ in enumerate(channels):
+            n = len(latencies) + missed
+            rec = np.zeros(n, dtype=LATENCY_DTYPE)
+            rec["pulse"] = np.arange(n)
+            rec["stim_t"] = 1_000 + np.arange(n, dtype=np.uint64) * 10_000
+            rec["channel"] = ch
+            rec["latency"][:len(latencies)] = latencies
+            rec["completion"][:len(latencies)] = np.asarray(latencies) + 100
+            rec["flags"][len(latencies):] = ChanFlags.MISSED
+            w.array(b"LATR", rec)
+        w.close(final={"status": "complete"})
+    return path
+
+
+def write_sweep(path, mf_isr, below, confirmed=True, load=False):
+    meta = {"format": "rtrig-capture", "tick_hz": TICK_HZ, "kind": "sweep", "load": load,
+            "mode": "records", "rtrig_version": "test", "simulation": True,
+            "sweep": {"pulses": 200, "resolution": 0.005}}
+    fig = {"hz": mf_isr, "below_hz": below, "confirmed": confirmed, "reason": None}
+    with CaptureWriter(path, meta) as w:
+        w.close(final={"status": "complete", "figures": {
+            "mf_isr_hz": fig, "mf_app_hz": {"hz": None, "below_hz": None,
+                                            "reason": "not sought"},
+            "sf_hz": {"hz": None, "below_hz": 200e3, "reason": "above the range"}}})
+    return path
+
+
+def run(capsys, *args):
+    """``rtrig compare ARGS``: (exit status, stdout, stderr)."""
+    try:
+        main(["compare", *map(str, args)])
+        code = 0
+    except SystemExit as e:
+        code = e.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_the_command_prints_verdicts_and_json(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    a = write_capture(tmp_path / "a.rtrig", rng.integers(1000, 1100, 3000))
+    b = write_capture(tmp_path / "b.rtrig", rng.integers(1050, 1150, 3000), missed=40,
+                      meta={"load": True})
+    code, out, err = run(capsys, a, b)
+    assert code == 0, err
+    assert "ISR: B higher" in out
+    assert "warning: A and B were measured with different load: off against on" in out
+    code, out, _ = run(capsys, a, b, "--json")
+    j = json.loads(out)
+    isr = j["channels"]["isr"]
+    p50 = next(f for f in isr["figures"] if f["figure"] == "p50")
+    assert p50["verdict"] == HIGHER and p50["difference_bounds_ns"][0] > 0
+    assert isr["missed"]["verdict"] == HIGHER          # 40 of 3040 against none
+    assert isr["distribution"]["p_value"] < isr["distribution"]["alpha"]
+    assert j["statements"] == 6 and j["confidence"] == 0.95
+
+
+def test_sweeps_compare_by_their_resolution(tmp_path, capsys):
+    a = write_sweep(tmp_path / "a.rtrig", 50_000, 49_800)
+    b = write_sweep(tmp_path / "b.rtrig", 60_000, 59_700)
+    c = write_sweep(tmp_path / "c.rtrig", 50_100, 49_900, confirmed=False)
+    res = compare(a, b)
+    assert res.figures["mf_isr_hz"]["verdict"] == HIGHER
+    assert res.figures["mf_app_hz"]["verdict"].startswith("not compared")
+    assert compare(a, c).figures["mf_isr_hz"]["verdict"] == \
+        "no difference shown at the sweeps' resolution"
+    code, out, _ = run(capsys, b, a)
+    assert code == 0
+    assert "MF-ISR" in out and LOWER in out
+
+
+@pytest.mark.parametrize("case, message", [
+    ("channels", "A has channels isr, app and B has isr: name the ones to compare"),
+    ("empty", "holds no latency record to compare"),
+    ("sweep", "is a sweep and the other a capture"),
+    ("missing", "no such capture file"),
+    ("confidence", "confidence must be at least 0.5 and below 1"),
+    ("unknown", "has no channel 'marker0'"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case, message):
+    rng = np.random.default_rng(1)
+    a = write_capture(tmp_path / "a.rtrig", rng.integers(1000, 1100, 100),
+                      channels=("isr", "app"))
+    b = write_capture(tmp_path / "b.rtrig", rng.integers(1000, 1100, 100))
+    args = {"channels": (a, b),
+            "empty": (a, write_capture(tmp_path / "e.rtrig", [], channels=())),
+            "sweep": (b, write_sweep(tmp_path / "s.rtrig", 50_000, 49_000)),
+            "missing": (a, tmp_path / "nope.rtrig"),
+            "confidence": (a, b, "--confidence", "1.5"),
+            "unknown": (a, b, "--channels", "isr,marker0")}[case]
+    code, out, err = run(capsys, *args)
+    assert code == 2, (out, err)
+    assert message in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 3
