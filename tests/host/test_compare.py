@@ -202,3 +202,25 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case, message):
     assert code == 2, (out, err)
     assert message in err
     assert "Traceback" not in err and len(err.strip().splitlines()) <= 3
+
+
+# --- end to end: the twin's gateware, its captures, the verdict -------------------
+
+def test_twin_captures_of_the_model_get_the_right_verdicts(tmp_path, capsys):
+    """Three captures on the simulation twin: the fast preset twice (other jitter
+    seeds) and once with isr_entry 3 µs instead of 1.5 µs. The first pair shows no
+    difference; the third is B higher on ISR (every percentile 1.5 µs up)."""
+    from rtrig.host import CaptureSettings, open_rig, run_capture
+    base = dataclasses.asdict(preset("fast"))
+    paths = []
+    with open_rig(sim=True) as rig:
+        for i, change in enumerate(({"seed": 11}, {"seed": 12},
+                                    {"seed": 13, "isr_entry": 300})):
+            s = CaptureSettings(freq=33_000, count=400, target="model",
+                                model={**base, **change}, channels=("isr", "app"))
+            paths.append(run_capture(rig, s, tmp_path / f"{i}.rtrig", progress=False).path)
+    same = compare(paths[0], paths[1])
+    assert [ch.verdict for ch in same.channels.values()] == [NONE, NONE]
+    code, out, _ = run(capsys, paths[0], paths[2], "--channels", "isr")
+    assert code == 0
+    assert "ISR: B higher" in out
