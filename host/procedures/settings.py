@@ -54,9 +54,12 @@ class CaptureSettings:
 
     def ticks(self, tick_hz, step=1):
         """Validate against the rig's tick rate; returns register values. ``step``
-        (register ``STIM_STEP``): the stimulus and loopback settings are rounded to
-        multiples of it (2 or 4 on a rig with DDR input capture). Every value must fit
-        its register (:func:`register_max`): none is left to wrap."""
+        (register ``STIM_STEP``, 2 or 4 on a rig with DDR input capture): the period
+        and high time that a frequency and duty cycle give are rounded down to multiples
+        of it (the capture records the frequency made); a jitter, loopback delay, STIM1
+        offset or burst gap that is not a whole number of steps is refused, never
+        rounded. Every value must fit its register (:func:`register_max`): none is
+        left to wrap."""
         def limit(what, value, ticks, reg, hint=None):
             top = register_max(reg)
             if ticks > top:
@@ -102,6 +105,18 @@ class CaptureSettings:
         def whole(ticks):
             return ticks // step * step
 
+        def exact(what, seconds):
+            """``seconds`` in ticks, refused unless a whole number of stimulus steps."""
+            t = seconds * tick_hz
+            n = round(t)
+            if abs(t - n) <= 1e-6 * max(1.0, abs(t)) and n % step == 0:
+                return n
+            lo = math.floor(t / step) * step
+            size = f"{format_s(step / tick_hz)}" + (f" ({step} ticks)" if step > 1 else "")
+            raise UsageError(f"{what} {format_s(seconds)} is not a whole number of this "
+                             f"rig's {'stimulus steps' if step > 1 else 'ticks'} of {size}",
+                             hint=f"use {_ns(lo, tick_hz)} or {_ns(lo + step, tick_hz)}")
+
         period = whole(round(tick_hz / self.freq))
         if period < 4 * step:
             raise UsageError(f"{self.freq:g} Hz is too fast for a {tick_hz / 1e6:g} MHz rig "
@@ -117,7 +132,7 @@ class CaptureSettings:
                                  f"pulses, more than the rig counts: at most "
                                  f"{register_max(Reg.STIM_COUNT)} (register STIM_COUNT)",
                                  hint="split the measurement into several captures")
-        jitter = whole(round(self.jitter * tick_hz))
+        jitter = exact("jitter", self.jitter)
         limit("jitter", format_s(self.jitter), jitter, Reg.STIM_JITTER)
         # The stimulus counts each period plus its jitter in one 32-bit counter, and the
         # default response window is that long.
@@ -125,8 +140,8 @@ class CaptureSettings:
               Reg.STIM_PERIOD, hint="lower --jitter")
         offset = None
         if self.stim1_offset is not None:
-            offset = whole(round(self.stim1_offset * tick_hz))
-        burst, gap = self._burst(tick_hz, whole, period, high, jitter, offset)
+            offset = exact("STIM1 offset", self.stim1_offset)
+        burst, gap = self._burst(tick_hz, exact, period, high, jitter, offset)
         # Default window: until the next stimulus, the longest time to it.
         timeout = (round(self.timeout * tick_hz) if self.timeout
                    else max(period, gap) + jitter)
@@ -135,7 +150,7 @@ class CaptureSettings:
                              f"tick ({format_s(1 / tick_hz)})",
                              hint="give 0 for the default: until the next stimulus")
         limit("response timeout", format_s(timeout / tick_hz), timeout, Reg.LAT_TIMEOUT)
-        delay = whole(round(self.delay * tick_hz))
+        delay = exact("loopback delay", self.delay)
         limit("loopback delay", format_s(self.delay), delay, Reg.LOOP_DELAY)
         if offset is not None:
             if offset < 0 or offset + high >= period:
@@ -146,7 +161,7 @@ class CaptureSettings:
                 "timeout": timeout, "delay": delay, "stim1_offset": offset,
                 "burst": burst, "gap": gap}
 
-    def _burst(self, tick_hz, whole, period, high, jitter, offset):
+    def _burst(self, tick_hz, exact, period, high, jitter, offset):
         """``STIM_BURST`` and ``STIM_GAP`` (ticks), checked like the period."""
         if not self.burst:
             if self.gap is not None:
@@ -157,7 +172,7 @@ class CaptureSettings:
         if self.gap is None or not (self.gap > 0 and math.isfinite(self.gap)):
             raise UsageError("a burst needs its gap: --gap, rise to rise after the "
                              "burst's last pulse", hint="e.g. --burst 5 --gap 1ms")
-        gap = whole(round(self.gap * tick_hz))
+        gap = exact("gap", self.gap)
         if gap <= high + (offset or 0) or gap < period:
             raise UsageError(f"gap {format_s(self.gap)} is shorter than the period "
                              f"({format_s(period / tick_hz)})",
@@ -166,6 +181,11 @@ class CaptureSettings:
             raise UsageError(f"gap {format_s(self.gap)} plus jitter is more than the rig "
                              f"holds (register STIM_GAP)")
         return self.burst, gap
+
+
+def _ns(ticks, tick_hz):
+    """``ticks`` in ns with the digits that make it the same number of ticks again."""
+    return f"{ticks * 1e9 / tick_hz:.4f}".rstrip("0").rstrip(".") + " ns"
 
 
 def default_channels(target, model=None):

@@ -14,6 +14,7 @@ from twin_checks import model_capture_matches_truth
 
 from rtrig import load
 from rtrig.boards import get_board
+from rtrig.errors import UsageError
 from rtrig.host import CaptureSettings, open_rig, run_capture
 from rtrig.protocol import STIM_INPUT, Reg
 
@@ -51,12 +52,21 @@ def test_loopback_latency_is_exact_in_quarter_clock_ticks(rig, tmp_path, delay):
     assert res.link == {**res.link, "crc_errors": 0, "lost_packets": 0, "overflows": 0}
 
 
-def test_odd_settings_are_rounded_to_the_stimulus_step(rig, tmp_path):
-    # 123 ticks cannot be made with a 4-tick stimulus step: 120 is used and measured.
+def test_odd_settings_are_refused_naming_the_stimulus_step():
+    # 123 ticks cannot be made with a 4-tick stimulus step: refused, never rounded.
+    for kw in ({"delay": 123 / TICK_HZ}, {"jitter": 2001 / TICK_HZ},
+               {"stim1_offset": 7 / TICK_HZ}):
+        s = CaptureSettings(freq=20_000, count=20, target="loopback", **kw)
+        with pytest.raises(UsageError, match=r"stimulus steps of 41\.67 ns \(4 ticks\)"):
+            s.ticks(TICK_HZ, STEP)
     s = CaptureSettings(freq=20_000, count=20, target="loopback", delay=123 / TICK_HZ)
-    assert s.ticks(TICK_HZ, STEP)["delay"] == 120
-    res = run_capture(rig, s, tmp_path / "odd.rtrig", progress=False)
-    assert (load(res.path).channel("isr")["latency"] == 120).all()
+    with pytest.raises(UsageError) as e:
+        s.ticks(TICK_HZ, STEP)
+    assert e.value.hint == "use 1250 ns or 1291.6667 ns"
+    # the values the hint names are taken as they are written
+    for ns, ticks in ((1250, 120), (1291.6667, 124)):
+        s = CaptureSettings(freq=20_000, count=20, target="loopback", delay=ns * 1e-9)
+        assert s.ticks(TICK_HZ, STEP)["delay"] == ticks
 
 
 def test_raw_events_are_grouped_but_complete(rig, tmp_path):
@@ -122,20 +132,24 @@ def test_the_compact_rig_refuses_intervals_and_bursts_in_one_line(args, words):
     assert len(errors) == 1 and words in errors[0]
 
 
-def test_capture_cli_names_the_settings_the_stimulus_step_rounds(tmp_path):
+def test_capture_cli_refuses_a_delay_off_the_stimulus_step(tmp_path):
     def capture(delay):
         return subprocess.run(
             [sys.executable, "-m", "rtrig", "--sim-board", "icebreaker", "capture",
              "--target", "loopback", "--delay", delay, "--freq", "10k", "--count", "20",
              "-o", str(tmp_path / f"{delay}.rtrig")],
             capture_output=True, text=True, timeout=600)
-    # 2.01 µs is 193 ticks: 192 are used (a multiple of 4), and the user is told.
+    # 2.01 µs is 193 ticks, not a multiple of 4: refused before anything runs.
     r = capture("2.01us")
-    assert r.returncode == 0, r.stderr
-    assert "steps of 4 ticks (41.6667 ns): loopback delay 2010.42 → 2000 ns" in r.stderr
-    assert (load(tmp_path / "2.01us.rtrig").channel("isr")["latency"] == 192).all()
-    r = capture("2us")                             # 192 ticks: nothing rounded
+    assert r.returncode == 2, r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == ["error: loopback delay 2.01 µs is not a whole number of this rig's "
+                      "stimulus steps of 41.67 ns (4 ticks)"]
+    assert "hint: use 2000 ns or 2041.6667 ns" in r.stderr
+    assert not (tmp_path / "2.01us.rtrig").exists()
+    r = capture("2us")                             # 192 ticks: taken as it is
     assert r.returncode == 0 and "note:" not in r.stderr
+    assert (load(tmp_path / "2us.rtrig").channel("isr")["latency"] == 192).all()
 
 
 def test_external_wire_reads_zero_latency(rig, tmp_path):
