@@ -89,10 +89,10 @@ def test_same_run_statistics_equal_records(rig, tmp_path):
             assert mine[f"{p}_ns"] <= ref[f"{p}_ns"] < mine[f"{p}_ns"] + width_ns, p
             # the histogram's bounds bracket the records', widened by under a bin
             for side, sign in (("lo", 1), ("hi", -1)):
-                got, want = mine[f"{p}_{side}_ns"], ref[f"{p}_{side}_ns"]
-                assert (got is None) == (want is None), (p, side)
-                if got is not None:
-                    assert 0 <= sign * (want - got) < width_ns, (p, side, got, want)
+                binned, exact = mine[f"{p}_{side}_ns"], ref[f"{p}_{side}_ns"]
+                assert (binned is None) == (exact is None), (p, side)
+                if binned is not None:
+                    assert 0 <= sign * (exact - binned) < width_ns, (p, side, binned, exact)
         assert mine["max_exceedance"] == ref["max_exceedance"]
 
 
