@@ -71,7 +71,7 @@ def _bounds_cell(st, col):
     if col == "max_ns":
         p = st.get("max_exceedance")
         return "" if p is None else f"≤{100 * p:.2g} %"
-    if col.startswith("p") and f"{col[:-3]}_lo_ns" in st:
+    if col.endswith("_ns") and f"{col[:-3]}_lo_ns" in st:
         lo, hi = st[f"{col[:-3]}_lo_ns"], st[f"{col[:-3]}_hi_ns"]
         if lo is None and hi is None:
             return "—"

@@ -52,16 +52,16 @@ _SUMMARY_HEADS = ["channel", "min", "max", "jitter", "mean", "p50", "p99", "p99.
 def _bounds_line(st, key):
     """A percentile's 95 % bounds under its value (µs); — for a side too few samples
     bound."""
-    lo, hi = st.get(f"{key}_lo_ns"), st.get(f"{key}_hi_ns")
-    if lo is None and hi is None:
+    if st.get(f"{key}_ns") is None or f"{key}_lo_ns" not in st:
         return ""
+    lo, hi = st[f"{key}_lo_ns"], st[f"{key}_hi_ns"]
     return f'<br><span class="ci">[{_fmt_us(lo)}, {_fmt_us(hi)}]</span>'
 
 
-def _exceedance_line(st, prefix=""):
+def _exceedance_line(st):
     """Under the maximum: the answered samples and the bound they support on how
     often a pulse exceeds it."""
-    p = st.get(f"{prefix}max_exceedance")
+    p = st.get("max_exceedance")
     if p is None:
         return ""
     return (f'<br><span class="ci" title="at 95 % confidence, at most this fraction of '

@@ -236,3 +236,32 @@ def test_cli_table_prints_the_bounds(capsys):
     header = lines[0]
     assert rows[0].index(want) + len(want) == header.index("p50") + len("p50")
     assert any("independent samples" in ln for ln in lines)
+
+
+def test_statistics_mode_report_shows_histogram_bounds(tmp_path):
+    from rtrig.capture import CaptureWriter
+    rng = np.random.default_rng(5)
+    ticks = 150 + rng.gamma(2.0, 60.0, 3000).astype(np.int64)
+    stat = _stat_from_samples(ticks, 4, 100, 512)
+    stat.update(bin_shift=2, bin_count_bits=32, drops=0,
+                heartbeat={"edges": 0, "last": 0, "max": 0, "min": 0, "window_ticks": 100000,
+                           "windows": 3})
+    meta = {"format": "rtrig-capture", "tick_hz": TICK_HZ, "mode": "statistics",
+            "channels": ["isr"], "load": False, "statistics": {"bin_shift": 2},
+            "target": {"kind": "model"},
+            "stimulus": {"freq_hz": 1e5, "period_ticks": 1000, "high_ticks": 500}}
+    path = tmp_path / "stats.rtrig"
+    with CaptureWriter(path, meta) as wr:
+        wr.json(b"STAT", stat)
+        wr.close(final={"status": "complete"})
+    st = stats_summary(stat, TICK_HZ)["isr"]
+    page = build_report([scan(path)])
+    latency = page[page.index("<h3>Latency"):page.index("<h3>Completion")]
+    completion = page[page.index("<h3>Completion"):page.index("Statistics mode:")]
+    for p in ("p50", "p99"):
+        assert st[f"{p}_lo_ns"] <= st[f"{p}_ns"] <= st[f"{p}_hi_ns"]
+        text = f"[{st[f'{p}_lo_ns'] / 1000:.4g}, {st[f'{p}_hi_ns'] / 1000:.4g}]"
+        assert f'<span class="ci">{text}</span>' in latency, (p, text)
+    assert f"n 3000, ≤{100 * st['max_exceedance']:.2g} % above" in latency
+    assert 'class="ci"' not in completion                    # no histogram, no bounds
+    assert "widen to whole bins" in page
