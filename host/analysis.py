@@ -8,15 +8,18 @@ tables, reports and exports need not know how a capture was made. What "missed"
 means is defined here once (:func:`missed_mask`).
 """
 
+import functools
 import math
 
 import numpy as np
 
 from ..gateware.stats import StatFlags
 from ..protocol import ChanFlags
+from .bounds import DEFAULT_CONFIDENCE, binned_quantile_bounds, max_exceedance, rank_bounds
 
-__all__ = ["channel_stats", "channel_stats_from_counts", "percentile_ranks", "capture_summary",
-           "stats_summary", "missed_mask", "ticks_to_ns", "PERCENTILES"]
+__all__ = ["channel_stats", "channel_stats_from_counts", "percentile_ranks", "bound_ranks",
+           "bound_keys", "capture_summary", "stats_summary", "missed_mask", "ticks_to_ns",
+           "PERCENTILES"]
 
 #: Percentiles reported per channel: name → percent.
 PERCENTILES = {"p50": 50, "p99": 99, "p999": 99.9, "p9999": 99.99}
@@ -32,6 +35,30 @@ def ticks_to_ns(ticks, tick_hz):
     return np.asarray(ticks, dtype=np.float64) * (1e9 / tick_hz)
 
 
+def bound_keys(prefix=""):
+    """The keys a summary gives each percentile's bounds and the maximum's
+    exceedance bound, for figures named with ``prefix``."""
+    return [*(f"{prefix}{name}_{side}_ns" for name in PERCENTILES for side in ("lo", "hi")),
+            f"{prefix}max_exceedance"]
+
+
+@functools.lru_cache(maxsize=1024)
+def bound_ranks(n, confidence=DEFAULT_CONFIDENCE):
+    """0-based ranks ``(lo, hi)`` in ``n`` sorted samples of the order statistics that
+    bound each of :data:`PERCENTILES` at ``confidence`` (:func:`rtrig.host.bounds.rank_bounds`;
+    None for a side ``n`` samples cannot bound), in the order of :data:`PERCENTILES`."""
+    return tuple(rank_bounds(n, p / 100, confidence) for p in PERCENTILES.values())
+
+
+def _bounds(out, prefix, n, at_rank):
+    """Put the bound keys (:func:`bound_keys`) of ``n`` samples into ``out``;
+    ``at_rank(rank)`` gives the sample of a 0-based rank, in ns."""
+    for name, ranks in zip(PERCENTILES, bound_ranks(n), strict=True):
+        for side, r in zip(("lo", "hi"), ranks, strict=True):
+            out[f"{prefix}{name}_{side}_ns"] = None if r is None else int(round(at_rank(r)))
+    out[f"{prefix}max_exceedance"] = max_exceedance(n)
+
+
 def _dist(values_ns, prefix=""):
     out = {}
     if len(values_ns) == 0:
@@ -39,17 +66,24 @@ def _dist(values_ns, prefix=""):
             out[f"{prefix}{k}_ns"] = None
         out[f"{prefix}jitter_ns"] = None
         out[f"{prefix}std_ns"] = None
+        out.update(dict.fromkeys(bound_keys(prefix)))
         return out
     v = np.asarray(values_ns)
+    n = len(v)
     out[f"{prefix}min_ns"] = int(round(v.min()))
     out[f"{prefix}max_ns"] = int(round(v.max()))
     out[f"{prefix}mean_ns"] = round(float(v.mean()), 1)
     out[f"{prefix}std_ns"] = round(float(v.std()), 1)
-    # inverted_cdf: every percentile is a measured sample, never an interpolation.
-    pct = np.percentile(v, list(PERCENTILES.values()), method="inverted_cdf")
-    for name, p in zip(PERCENTILES, pct, strict=True):
+    # Every percentile and bound is a measured sample (the percentiles at the ranks
+    # of np.percentile(method="inverted_cdf")), never an interpolation: one partial
+    # sort puts each of those ranks in place.
+    at = percentile_ranks(n)
+    bounds = [r for pair in bound_ranks(n) for r in pair if r is not None]
+    part = np.partition(v, np.unique(np.concatenate([at, bounds]).astype(np.int64)))
+    for name, p in zip(PERCENTILES, part[at], strict=True):
         out[f"{prefix}{name}_ns"] = int(round(p))
     out[f"{prefix}jitter_ns"] = out[f"{prefix}max_ns"] - out[f"{prefix}min_ns"]
+    _bounds(out, prefix, n, lambda r: part[r])
     return out
 
 
@@ -69,8 +103,10 @@ def channel_stats(records, tick_hz):
     """Statistics of one channel's latency records.
 
     Returns a dict: pulses, answered, missed, missed_fraction, latency figures
-    (min/max/mean/std/p50/p99/p999/p9999/jitter in ns) and the same for completion
-    with a ``completion_`` prefix.
+    (min/max/mean/std/p50/p99/p999/p9999/jitter in ns), each percentile's 95 %
+    bounds (``p99_lo_ns``, ``p99_hi_ns``, …; None for a side too few samples bound),
+    the maximum's exceedance bound (``max_exceedance``, :mod:`rtrig.host.bounds`)
+    and the same for completion with a ``completion_`` prefix.
     """
     missed = missed_mask(records)
     ok = records[~missed]
@@ -118,10 +154,13 @@ def _dist_counts(values, counts, tick_hz, prefix=""):
     dev = values * tick_ns - mean
     out[f"{prefix}mean_ns"] = round(mean, 1)
     out[f"{prefix}std_ns"] = round(float(np.sqrt(np.dot(counts, dev * dev) / n)), 1)
-    at = np.searchsorted(np.cumsum(counts), percentile_ranks(n), side="right")
+    cum = np.cumsum(counts)
+    at = np.searchsorted(cum, percentile_ranks(n), side="right")
     for name, v in zip(PERCENTILES, values[at], strict=True):
         out[f"{prefix}{name}_ns"] = int(round(v * tick_ns))
     out[f"{prefix}jitter_ns"] = out[f"{prefix}max_ns"] - out[f"{prefix}min_ns"]
+    _bounds(out, prefix, n,
+            lambda r: values[np.searchsorted(cum, r, side="right")] * tick_ns)
     return out
 
 
@@ -186,9 +225,10 @@ def stats_summary(stat, tick_hz):
     :func:`rtrig.host.analysis.channel_stats` (ns).
 
     Mean and standard deviation are exact (from the sums); percentiles have the
-    resolution of one bin (see :func:`_percentiles`); completion time has min, max,
-    mean and jitter only (no sum of squares, no histogram): its ``std`` and
-    percentiles are None.
+    resolution of one bin (see :func:`_percentiles`), and their bounds are widened to
+    whole bins; completion time has min, max, mean, jitter and the maximum's
+    exceedance bound only (no sum of squares, no histogram): its ``std``,
+    percentiles and their bounds are None.
     """
     out = {}
     for name, fig in stat["channels"].items():
@@ -213,15 +253,38 @@ def stats_summary(stat, tick_hz):
             for k, v in _percentiles(fig, stat).items():
                 s[f"{k}_ns"] = int(round(_ns(v, tick_hz)))
             s["jitter_ns"] = s["max_ns"] - s["min_ns"]
+        s.update(_binned_bounds(fig, stat, tick_hz))
         done = n - fig["incomplete"]
         keys = ("min", "max", "mean", "std", *PERCENTILES, "jitter")
         for k in keys:
             s[f"completion_{k}_ns"] = None
+        s.update(dict.fromkeys(bound_keys("completion_")))
         if done > 0:
             s["completion_min_ns"] = int(round(_ns(fig["comp_min"], tick_hz)))
             s["completion_max_ns"] = int(round(_ns(fig["comp_max"], tick_hz)))
             if not flags & StatFlags.COMP_SUM_WRAPPED:
                 s["completion_mean_ns"] = round(_ns(fig["comp_sum"] / done, tick_hz), 1)
             s["completion_jitter_ns"] = s["completion_max_ns"] - s["completion_min_ns"]
+            s["completion_max_exceedance"] = max_exceedance(done)
         out[name] = s
+    return out
+
+
+def _binned_bounds(fig, stat, tick_hz):
+    """The bound keys (:func:`bound_keys`) of a channel's latency from its on-chip
+    histogram (:func:`rtrig.host.bounds.binned_quantile_bounds`: each bound widened
+    to its bin's edge, never narrowed)."""
+    n = fig["answered"]
+    out = dict.fromkeys(bound_keys())
+    if n == 0:
+        return out
+    hist = fig["histogram"]
+    over = max(n - fig["underflow"] - sum(hist), 0)
+    for name, q in PERCENTILES.items():
+        lo, hi = binned_quantile_bounds(n, fig["underflow"], hist, over,
+                                        stat["bin_offset_ticks"], stat["bin_width_ticks"],
+                                        fig["lat_min"], fig["lat_max"], q / 100)
+        out[f"{name}_lo_ns"] = None if lo is None else int(round(_ns(lo, tick_hz)))
+        out[f"{name}_hi_ns"] = None if hi is None else int(round(_ns(hi, tick_hz)))
+    out["max_exceedance"] = max_exceedance(n)
     return out

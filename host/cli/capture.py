@@ -65,20 +65,48 @@ def _step_note(settings, tick_hz, step, regs):
             + ", ".join(moved))
 
 
+def _bounds_cell(st, col):
+    """The second row's cell under column ``col``: a percentile's 95 % bounds, the
+    maximum's exceedance bound, else empty."""
+    if col == "max_ns":
+        p = st.get("max_exceedance")
+        return "" if p is None else f"≤{100 * p:.2g} %"
+    if col.endswith("_ns") and f"{col[:-3]}_lo_ns" in st:
+        lo, hi = st[f"{col[:-3]}_lo_ns"], st[f"{col[:-3]}_hi_ns"]
+        if lo is None and hi is None:
+            return "—"
+        us = max(abs(v) for v in (lo, hi) if v is not None) >= 10_000
+        text = [("—" if v is None else f"{v / 1000:.1f}" if us else f"{v:.0f}")
+                for v in (lo, hi)]
+        return f"[{text[0]}, {text[1]}] {'µs' if us else 'ns'}"
+    return ""
+
+
 def print_summary(res):
+    """The summary table: one row per channel, and under it the 95 % bounds of the
+    percentiles and the bound on how often a pulse exceeds the maximum."""
     s = res.summary
     cols = ["pulses", "answered", "missed", "min_ns", "mean_ns", "p50_ns", "p99_ns",
             "p999_ns", "max_ns", "jitter_ns"]
     heads = ["pulses", "answered", "missed", "min", "mean", "p50", "p99", "p99.9", "max",
              "jitter"]
-    w = max([8, *(len(n) + 1 for n in s)])
-    click.echo(f"{'channel':{w}}" + "".join(f"{h:>11}" for h in heads))
+    label = "  95 % bounds"
+    rows = []
     for name, st in s.items():
-        row = []
-        for c in cols:
-            v = st[c]
-            row.append(str(v) if c in ("pulses", "answered", "missed") else format_ns(v))
-        click.echo(f"{name:{w}}" + "".join(f"{v:>11}" for v in row))
+        rows.append((name, [str(st[c]) if c in ("pulses", "answered", "missed")
+                            else format_ns(st[c]) for c in cols]))
+        rows.append((label, [_bounds_cell(st, c) for c in cols]))
+    w = max([8, *(len(n) + 1 for n, _ in rows)])
+    widths = [max([11, *(len(r[i]) + 2 for _, r in rows)]) for i in range(len(cols))]
+    click.echo(f"{'channel':{w}}" + "".join(f"{h:>{cw}}" for h, cw in zip(heads, widths,
+                                                                             strict=True)))
+    for name, row in rows:
+        click.echo((f"{name:{w}}" + "".join(f"{v:>{cw}}" for v, cw in zip(row, widths,
+                                                                           strict=True))).rstrip())
+    click.echo("bounds: 95 % confidence, distribution-free (binomial order statistics), "
+               "assuming independent samples;\n"
+               "— where too few samples lie beyond; under max: how often one more pulse "
+               "may exceed it")
     for line in counter_lines(res.link):
         click.echo(line)
     click.echo(f"capture: {res.path} ({res.final['status']})")

@@ -50,6 +50,25 @@ _SUMMARY_HEADS = ["channel", "min", "max", "jitter", "mean", "p50", "p99", "p99.
                   "missed", "pulses"]
 
 
+def _bounds_line(st, key):
+    """A percentile's 95 % bounds under its value (µs); — for a side too few samples
+    bound."""
+    if st.get(f"{key}_ns") is None or f"{key}_lo_ns" not in st:
+        return ""
+    lo, hi = st[f"{key}_lo_ns"], st[f"{key}_hi_ns"]
+    return f'<br><span class="ci">[{_fmt_us(lo)}, {_fmt_us(hi)}]</span>'
+
+
+def _exceedance_line(st):
+    """Under the maximum: the answered samples and the bound they support on how
+    often a pulse exceeds it."""
+    p = st.get("max_exceedance")
+    if p is None:
+        return ""
+    return (f'<br><span class="ci" title="at 95 % confidence, at most this fraction of '
+            f'pulses exceeds the maximum">n {st["answered"]}, ≤{100 * p:.2g} % above</span>')
+
+
 def _summary_rows(per_channel, label=None):
     rows = []
     for name, d in per_channel.items():
@@ -59,14 +78,39 @@ def _summary_rows(per_channel, label=None):
             cell = _fmt_us(st[f"{key}_ns"])
             if st[f"{key}_ns"] is not None and not claimable(st["answered"], percent):
                 cell = f'<span class="weak" title="fewer than 10 samples beyond">{cell}*</span>'
-            pct.append(cell)
+            pct.append(cell + _bounds_line(st, key))
         missed = f"{st['missed']}"
         if st["pulses"]:
             missed += f" ({100 * st['missed_fraction']:.3g} %)"
         first = html.escape(name.upper() if label is None else f"{label} · {name.upper()}")
-        rows.append([first, _fmt_us(st["min_ns"]), _fmt_us(st["max_ns"]),
+        rows.append([first, _fmt_us(st["min_ns"]), _fmt_us(st["max_ns"]) + _exceedance_line(st),
                      _fmt_us(st["jitter_ns"]), _fmt_us(st["mean_ns"]), *pct, missed,
                      f"{st['pulses']}"])
+    return rows
+
+
+#: Under each summary table: what the bounds are and what they assume.
+_BOUNDS_NOTE = ('<p class="note">[lo, hi] under a percentile: its 95 % confidence bounds, '
+                "two measured samples chosen by order statistics (the binomial method): "
+                "exact and free of any assumption about the shape of the distribution, but "
+                "they assume independent samples; latencies locked to a periodic kernel "
+                "tick are not quite independent (see docs/report.md). — : too few samples "
+                "to bound that side. The maximum has no interval: under it, the number of "
+                "samples n and the bound, at 95 %, on the fraction of pulses above it "
+                "(about 3 / n).</p>")
+
+
+def _completion_rows(per_channel):
+    rows = []
+    for name, d in per_channel.items():
+        st = d["stats"]
+        rows.append([name.upper(), _fmt_us(st["completion_min_ns"]),
+                     _fmt_us(st["completion_max_ns"]),
+                     _fmt_us(st["completion_jitter_ns"]),
+                     _fmt_us(st["completion_mean_ns"]),
+                     _fmt_us(st["completion_p50_ns"]) + _bounds_line(st, "completion_p50"),
+                     _fmt_us(st["completion_p99_ns"]) + _bounds_line(st, "completion_p99"),
+                     f"{st['answered']}"])
     return rows
 
 
@@ -162,7 +206,7 @@ table{border-collapse:collapse;margin:6px 0 12px;font-size:13px}
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th{background:#f3f3f3} table.meta th,table.meta td{text-align:left}
 td:first-child{text-align:left;font-weight:bold} .weak{color:#999}
-.note{color:#555;font-size:12px} nav a{margin-right:12px} .plot{margin:8px 0 18px}
+.note{color:#555;font-size:12px} .ci{color:#777;font-size:11px;white-space:nowrap} nav a{margin-right:12px} .plot{margin:8px 0 18px}
 """
 
 
@@ -179,21 +223,13 @@ def _capture_section(page, cap, label, per_channel, pers):
         else:
             page.add("<h3>Latency, µs (stimulus rising edge → response rising edge)</h3>")
         page.add(_table(_SUMMARY_HEADS, _summary_rows(per_channel)))
-        comp_rows = []
-        for name, d in per_channel.items():
-            st = d["stats"]
-            comp_rows.append([name.upper(), _fmt_us(st["completion_min_ns"]),
-                              _fmt_us(st["completion_max_ns"]),
-                              _fmt_us(st["completion_jitter_ns"]),
-                              _fmt_us(st["completion_mean_ns"]),
-                              _fmt_us(st["completion_p50_ns"]), _fmt_us(st["completion_p99_ns"]),
-                              f"{st['answered']}"])
         page.add("<h3>Completion, µs (stimulus rising edge → response falling edge)</h3>")
         page.add(_table(["channel", "min", "max", "jitter", "mean", "p50", "p99", "answered"],
-                        comp_rows))
+                        _completion_rows(per_channel)))
         page.add('<p class="note">* fewer than 10 samples lie beyond this percentile: the '
                  "capture is too short to claim it. Percentiles are measured samples "
                  "(inverted CDF), never interpolations.</p>")
+        page.add(_BOUNDS_NOTE)
         stats_mode = any(d["envelope"] is None for d in per_channel.values())
         if stats_mode:
             res = {d["resolution_ns"] for d in per_channel.values()}
@@ -201,7 +237,8 @@ def _capture_section(page, cap, label, per_channel, pers):
                                 for n, d in per_channel.items())
             page.add('<p class="note">Statistics mode: the rig accumulated the figures and a '
                      f"histogram of {', '.join(f'{r:g} ns' for r in sorted(res))} bins "
-                     "on chip; percentiles are the lower edge of their bin, min, max and "
+                     "on chip; percentiles are the lower edge of their bin (their bounds "
+                     "widen to whole bins), min, max and "
                      "mean are exact. Histogram range: "
                      f"{outside}. Per-pulse views (latency by pulse, persistence) need a "
                      "records-mode capture.</p>")
@@ -281,6 +318,7 @@ def build_report(captures, title=None, labels=None, cyclictest=()):
         for lb, d in zip(labels, datas, strict=True):
             rows += _summary_rows(d, label=lb)
         page.add(_table(_SUMMARY_HEADS, rows))
+        page.add(_BOUNDS_NOTE)
         names = sorted({n for d in datas for n in d}, key=_channel_order)
         for name in names:
             entries = [(lb, d[name]["hist"], PALETTE[i % len(PALETTE)])

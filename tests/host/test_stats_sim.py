@@ -10,7 +10,7 @@ import pytest
 
 from rtrig import load
 from rtrig.host import CaptureSettings, open_rig, run_capture
-from rtrig.host.analysis import channel_stats, stats_summary
+from rtrig.host.analysis import bound_keys, channel_stats, stats_summary
 from rtrig.host.model.presets import PRESETS
 from rtrig.host.procedures.stats import choose_mode, read_stats, run_stats_capture
 from rtrig.protocol import ChanFlags, Reg
@@ -87,6 +87,13 @@ def test_same_run_statistics_equal_records(rig, tmp_path):
         width_ns = (1 << shift) * 10
         for p in ("p50", "p99", "p999", "p9999"):
             assert mine[f"{p}_ns"] <= ref[f"{p}_ns"] < mine[f"{p}_ns"] + width_ns, p
+            # the histogram's bounds bracket the records', widened by under a bin
+            for side, sign in (("lo", 1), ("hi", -1)):
+                binned, exact = mine[f"{p}_{side}_ns"], ref[f"{p}_{side}_ns"]
+                assert (binned is None) == (exact is None), (p, side)
+                if binned is not None:
+                    assert 0 <= sign * (exact - binned) < width_ns, (p, side, binned, exact)
+        assert mine["max_exceedance"] == ref["max_exceedance"]
 
 
 @pytest.mark.parametrize("jitter", [0.0, 30e-6])
@@ -100,6 +107,7 @@ def test_statistics_capture_equals_records_capture(rig, tmp_path, jitter):
     # Completion time has min/max/mean only in statistics mode (no sum of squares,
     # no histogram): its std and percentiles are None; everything else is identical.
     no_comp_dist = {f"completion_{k}_ns" for k in ("std", "p50", "p99", "p999", "p9999")}
+    no_comp_dist |= {k for k in bound_keys("completion_") if k.endswith("_ns")}
     mine, ref = st.summary["isr"], rec.summary["isr"]
     assert mine.keys() == ref.keys()
     assert all(mine[k] is None for k in no_comp_dist)
