@@ -106,16 +106,7 @@ class CaptureSettings:
             return ticks // step * step
 
         def exact(what, seconds):
-            """``seconds`` in ticks, refused unless a whole number of stimulus steps."""
-            t = seconds * tick_hz
-            n = round(t)
-            if abs(t - n) <= 1e-6 * max(1.0, abs(t)) and n % step == 0:
-                return n
-            lo = math.floor(t / step) * step
-            size = f"{format_s(step / tick_hz)}" + (f" ({step} ticks)" if step > 1 else "")
-            raise UsageError(f"{what} {format_s(seconds)} is not a whole number of this "
-                             f"rig's {'stimulus steps' if step > 1 else 'ticks'} of {size}",
-                             hint=f"use {_ns(lo, tick_hz)} or {_ns(lo + step, tick_hz)}")
+            return _exact(what, seconds, tick_hz, step)
 
         period = whole(round(tick_hz / self.freq))
         if period < 4 * step:
@@ -181,6 +172,19 @@ class CaptureSettings:
             raise UsageError(f"gap {format_s(self.gap)} plus jitter is more than the rig "
                              f"holds (register STIM_GAP)")
         return self.burst, gap
+
+
+def _exact(what, seconds, tick_hz, step):
+    """``seconds`` in ticks, refused unless a whole number of stimulus steps."""
+    t = seconds * tick_hz
+    n = round(t)
+    if abs(t - n) <= 1e-6 * max(1.0, abs(t)) and n % step == 0:
+        return n
+    lo = math.floor(t / step) * step
+    size = f"{format_s(step / tick_hz)}" + (f" ({step} ticks)" if step > 1 else "")
+    raise UsageError(f"{what} {format_s(seconds)} is not a whole number of this rig's "
+                     f"{'stimulus steps' if step > 1 else 'ticks'} of {size}",
+                     hint=f"use {_ns(lo, tick_hz)} or {_ns(lo + step, tick_hz)}")
 
 
 def _ns(ticks, tick_hz):
