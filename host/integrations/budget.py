@@ -383,7 +383,7 @@ def _gate_capture(limit, index, path, m, b):
         if limit.figure == "max":
             bb = mb = (None, None)
             bv, mv = b.ns(b.extreme("max")), m.ns(m.extreme("max"))
-            threshold, low = _raise(limit, bv), mv
+            threshold = _raise(limit, bv)
             shown = (f"baseline {fmt(bv)}", f"measured {_fmt_opt(mv)} (as measured: the "
                      "maximum has no interval)")
         else:
