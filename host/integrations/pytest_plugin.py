@@ -19,8 +19,15 @@ them runs as before, and no rig is opened unless a test asks for the fixture.
   checks every capture and sweep of the test (:mod:`rtrig.host.integrations.budget`); a figure
   out of budget fails the test with a message naming the figure, the limit, the
   measured value and the capture file.
+* ``@pytest.mark.latency_budget(baseline="isr.rtrig", p99="+5%", max="+10%",
+  missed="+0")`` gates every capture against a baseline capture kept next to the
+  tests (a relative path is taken from the test file's folder): a figure fails only
+  when it is worse than the baseline's by more than the allowance at the stated
+  ``confidence``. A baseline that is missing or of the wrong kind is an error of the
+  test.
 * The figures go into the JUnit XML (``record_property``: ``rtrig.capture1.isr.p99_ns``
-  …) and, with ``--rtrig-results PATH``, into a JSON file with one row per test.
+  …, and each baseline comparison: ``rtrig.capture1.isr.p99.verdict`` …) and, with
+  ``--rtrig-results PATH``, into a JSON file with one row per test.
 """
 
 import contextlib
@@ -46,6 +53,8 @@ _FIGURES = ("pulses", "answered", "missed", "min_ns", "mean_ns", "p50_ns", "p99_
 _TEST_KEY = pytest.StashKey()
 _LIMITS_KEY = pytest.StashKey()
 _VIOLATIONS_KEY = pytest.StashKey()
+_BASELINES_KEY = pytest.StashKey()
+_GATES_KEY = pytest.StashKey()
 
 
 def pytest_addoption(parser):
@@ -72,8 +81,9 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", f"{_MARKER}(channel='isr', p99='5us', max='10us', missed=0, "
-        "mf_isr_min='100k', ...): fail the test when a capture or sweep it made is out "
-        "of budget (rtrig, docs/ci.md)")
+        "mf_isr_min='100k', ...; or baseline='isr.rtrig', p99='+5%', missed='+0', ...): "
+        "fail the test when a capture or sweep it made is out of budget, or worse than "
+        "the baseline's by more than the allowance (rtrig, docs/ci.md)")
     config.pluginmanager.register(_Results(config), "rtrig-results")
     if _lg_env(config):
         with contextlib.suppress(ImportError):
@@ -229,18 +239,28 @@ def rtrig(request, rtrig_session):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """Read the budget before the test runs: a budget that cannot be understood is
-    an error of the test, not a failure."""
-    from .budget import BudgetError, parse_budget
-    limits = []
+    """Read the budget and its baselines before the test runs: a budget that cannot be
+    understood, or a baseline file that is missing or of the wrong kind, is an error
+    of the test, not a failure."""
+    from .budget import BudgetError, load_baselines, parse_budget
+    limits, problem = [], None
+    folder = Path(str(getattr(item, "path", None) or item.fspath)).parent
     for m in item.iter_markers(_MARKER):
         if m.args:
             raise pytest.UsageError(f"{item.nodeid}: {_MARKER} takes keywords only "
                                     "(e.g. p99='5us')")
         try:
-            limits += parse_budget(m.kwargs)
+            limits += parse_budget(m.kwargs, folder=folder)
         except BudgetError as e:
-            pytest.fail(str(e), pytrace=False)
+            problem = str(e)
+            break
+    if problem is None:
+        try:
+            item.stash[_BASELINES_KEY] = load_baselines(limits)
+        except BudgetError as e:
+            problem = str(e)
+    if problem:                 # outside the handler: no chained traceback
+        pytest.fail(problem, pytrace=False)
     item.stash[_LIMITS_KEY] = limits
 
 
@@ -260,9 +280,12 @@ def pytest_runtest_call(item):
     _record(item, t)
     limits = item.stash.get(_LIMITS_KEY, [])
     if limits:
-        from .budget import check
-        bad = check(limits, *t.measured())
+        from .budget import evaluate
+        bad, gates = evaluate(limits, *t.measured(), item.stash.get(_BASELINES_KEY, {}))
         item.stash[_VIOLATIONS_KEY] = [v.message for v in bad]
+        item.stash[_GATES_KEY] = gates
+        for g in gates:
+            item.user_properties += g.properties()
         item.user_properties.append(("rtrig.budget", "failed" if bad else "met"))
         if bad:
             pytest.fail("\n".join(v.message for v in bad), pytrace=False)
@@ -306,6 +329,7 @@ def _row(item, report):
            "duration_s": round(report.duration, 3),
            "budget": [lim.to_json() for lim in limits],
            "violations": item.stash.get(_VIOLATIONS_KEY, []),
+           "baseline_gates": [g.to_json() for g in item.stash.get(_GATES_KEY, [])],
            "captures": [], "sweeps": []}
     if report.failed:
         row["message"] = str(report.longrepr)[-2000:]
