@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""``rtrig compare``: a thin wrapper over :func:`rtrig.host.compare.compare`."""
+"""``rtrig compare``: a thin wrapper over :func:`rtrig.host.report.compare.compare`."""
 
 import json
 from pathlib import Path

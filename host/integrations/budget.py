@@ -53,7 +53,7 @@ from ...errors import RtrigError
 from ...units import format_hz, format_s, parse_duration, parse_frequency
 from ..analysis import PERCENTILES
 from ..bounds import DEFAULT_CONFIDENCE, check_confidence, fraction_bounds, joint_level
-from ..compare import channel_samples
+from ..report.compare import channel_samples
 
 __all__ = ["Limit", "Violation", "Gate", "Baseline", "BudgetError", "parse_budget",
            "load_baselines", "check", "evaluate", "LATENCY_FIGURES", "SWEEP_FIGURES",
@@ -245,7 +245,7 @@ def _label(limit):
 @dataclass
 class Baseline:
     """A baseline file: a capture's ``samples`` (channel → :class:`Samples
-    <rtrig.host.compare.Samples>`) or a sweep's ``figures``."""
+    <rtrig.host.report.compare.Samples>`) or a sweep's ``figures``."""
     path: str
     kind: str                      # "capture" or "sweep"
     samples: dict | None = None
@@ -368,7 +368,7 @@ def _pct(f):
 
 def _gate_capture(limit, index, path, m, b):
     """The :class:`Gate` of one measured channel ``m`` against the baseline's ``b``
-    (:class:`Samples <rtrig.host.compare.Samples>`)."""
+    (:class:`Samples <rtrig.host.report.compare.Samples>`)."""
     level = joint_level(limit.confidence, 1)
     if limit.kind == "missed":
         unit, fmt = "fraction", _pct

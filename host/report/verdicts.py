@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The verdicts at the top of a report of several captures: each capture against the
-first (A), by :func:`rtrig.host.compare.compare_captures` — the same figures, bounds
+first (A), by :func:`rtrig.host.report.compare.compare_captures` — the same figures, bounds
 and verdicts as ``rtrig compare``."""
 
 import html

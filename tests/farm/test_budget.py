@@ -94,7 +94,7 @@ def _uniform(n, shift=0, missed=0):
     ticks): the q-quantile is 1000 + shift + 1000 q."""
     import numpy as np
 
-    from rtrig.host.compare import Samples
+    from rtrig.host.report.compare import Samples
     v = 1000 + shift + np.floor(1000 * (np.arange(n) + 0.5) / n).astype(np.int64)
     values, counts = np.unique(v, return_counts=True)
     return Samples(values, counts, n + missed, missed, 1e9)
