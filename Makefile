@@ -19,6 +19,7 @@ export YOWASP_CACHE_DIR ?= $(CURDIR)/build/yowasp-cache
 APT_PACKAGES := perl chromium fonts-dejavu-core sigrok-cli rt-tests
 
 .PHONY: help venv system-deps demo demo-soc test test-python test-firmware lint bench \
+        linux-deps test-linux \
         firmware sim clean distclean
 .DEFAULT_GOAL := help
 
@@ -80,10 +81,34 @@ demo-soc: venv       ## the project's kernel on the simulated RISC-V SoC, loaded
 	  -o captures/demo-soc-report.html
 	@echo "report: $(CURDIR)/captures/demo-soc-report.html"
 
-test: venv system-deps fpga-tools  ## install what is needed and run every test
+test: venv system-deps fpga-tools linux-deps  ## install what is needed and run every test
 	$(MAKE) -C firmware toolchains
 	$(MAKE) test-firmware
 	$(MAKE) test-python
+
+# The Linux test bed (tests/linux, docs/linux.md): QEMU and the headers of Debian's
+# newest generic and PREEMPT_RT kernels; the kernel images themselves are fetched by
+# the tests (apt-get download) into ~/.cache/rtrig/linux, by version.
+LINUX_KERNELS := linux-image-amd64 linux-image-rt-amd64
+
+linux-deps:          ## QEMU and the headers of Debian's newest generic and rt kernels
+	@if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+	  echo "warning: not root on Debian: the Linux test bed (tests/linux) will skip"; exit 0; fi; \
+	resolve() { apt-cache depends $$1 2>/dev/null | sed -n 's/.*Depends: linux-image-//p' | head -1; }; \
+	[ -n "$$(resolve linux-image-amd64)" ] || apt-get update -qq; \
+	pkgs="qemu-system-x86"; \
+	for meta in $(LINUX_KERNELS); do rel=$$(resolve $$meta); \
+	  [ -n "$$rel" ] || { echo "error: apt-cache names no kernel for $$meta"; exit 1; }; \
+	  echo "Linux test bed: Debian kernel $$rel ($$(apt-cache policy linux-image-$$rel | \
+	    sed -n 's/.*Candidate: //p'))"; \
+	  pkgs="$$pkgs linux-headers-$$rel"; done; \
+	missing=""; for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	    $$missing >/dev/null || { echo "error: apt-get failed"; exit 1; }; fi
+
+test-linux: venv linux-deps  ## the Linux target in a QEMU VM on Debian's generic and rt kernels
+	$(PY) -m pytest -q tests/linux
 
 test-firmware:       ## firmware: native kernel tests, QEMU self-tests, all builds
 	$(MAKE) -C firmware all test
