@@ -426,8 +426,13 @@ static void tty_input(void)
 	len -= start - buf;
 	memmove(buf, start, len);
 	if (len == sizeof(buf)) {
-		if (!skipping)
+		if (!skipping) {
 			note("a line longer than %d bytes dropped", LINE_MAX_BYTES);
+			if (buf[0] == 'C') { /* the host waits for a reply */
+				errno = E2BIG;
+				reply_error("command line too long");
+			}
+		}
 		skipping = 1;
 		len = 0;
 	}

@@ -92,11 +92,13 @@ struct rt_reader {
 static irqreturn_t rt_hard(int irq, void *data)
 {
 	u64 t = ktime_get_ns();
+	unsigned long flags;
 
-	raw_spin_lock(&rt.lock);
+	/* irqsave: on PREEMPT_RT this runs force-threaded with interrupts on */
+	raw_spin_lock_irqsave(&rt.lock, flags);
 	rt.hard_t = t;
 	rt.hard_seq++;
-	raw_spin_unlock(&rt.lock);
+	raw_spin_unlock_irqrestore(&rt.lock, flags);
 	if (!rt.isr_in_thread) {
 		gpiod_set_value(rt.isr, 1);
 		gpiod_set_value(rt.isr, 0);
@@ -206,7 +208,7 @@ static struct miscdevice rt_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = RT_NAME,
 	.fops = &rt_fops,
-	.mode = 0666,
+	.mode = 0444,
 };
 
 /* ------------------------------------------------------------ load, unload */
