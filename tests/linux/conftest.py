@@ -32,5 +32,9 @@ def vm(kernel, tmp_path_factory):
         guest = VM(kernel, products, tmp_path_factory.mktemp(f"vm-{kernel.flavour}"))
     except BedError as e:
         _unavailable(e)
+    # The virtual chip stays loaded: the agent holds its device open once it has
+    # driven a line. Each test loads and unloads the target module itself.
+    rc, out = guest.sh("insmod /lib/rtrig/rtrig_vgpio.ko")
+    assert rc == 0, f"insmod rtrig_vgpio: {out}"
     yield guest
     guest.stop()

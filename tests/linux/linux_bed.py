@@ -126,7 +126,7 @@ def build(kernel):
     products = ("rtrig_linux.ko", "rtrig_vgpio.ko", "rtrig-linux", "rtrig-vm-agent")
     if not all((out / p).exists() for p in products):
         shutil.rmtree(out, ignore_errors=True)
-        _run(["make", "-C", str(LINUX_SRC), f"KDIR={kernel.headers}", f"BUILD={out}"])
+        _run(["make", "-C", str(LINUX_SRC), f"KDIR={kernel.headers}", f"O={out}"])
         missing = [p for p in products if not (out / p).exists()]
         if missing:
             raise BedError(f"make -C firmware/linux built no {', '.join(missing)}")
@@ -144,7 +144,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mkdir -p /tmp
 echo "rtrig-vm: booted $(uname -r)"
-exec /bin/rtrig-vm-agent /dev/ttyS1
+exec /bin/rtrig-vm-agent --tty /dev/ttyS1
 """
 
 
@@ -212,13 +212,19 @@ class VM:
         raise BedError("qemu opened no agent socket")
 
     def _wait_ready(self, timeout):
+        """Until the agent answers: each try sends a new token, and the replies to
+        earlier tries (queued in the serial line before the agent ran) are skipped."""
         t = time.monotonic()
         end = t + timeout
+        token = 0
         while time.monotonic() < end:
+            token += 1
+            self.sock.sendall(f"C echo ready-{token}\n".encode())
+            deadline = min(end, time.monotonic() + 2)
             try:
-                rc, out = self.sh("echo ready", timeout=2)
-                if rc == 0 and out.strip() == "ready":
-                    return time.monotonic() - t
+                while True:
+                    if self._reply(deadline)[1].strip() == f"ready-{token}":
+                        return time.monotonic() - t
             except TimeoutError:
                 continue
         raise BedError(f"the {self.kernel.release} guest did not start its agent in "
@@ -253,8 +259,10 @@ class VM:
 
     def sh(self, command, timeout=60):
         """Run ``command`` in the guest's shell: ``(exit status, output)``."""
-        deadline = time.monotonic() + timeout
         self.sock.sendall(f"C {command}\n".encode())
+        return self._reply(time.monotonic() + timeout)
+
+    def _reply(self, deadline):
         while True:
             line = self._line(deadline)
             if line.startswith("R "):
