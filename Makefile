@@ -106,6 +106,8 @@ linux-deps:          ## QEMU and the headers of Debian's newest generic and rt k
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	    $$missing >/dev/null || { echo "error: apt-get failed"; exit 1; }; fi
+	@echo "Linux test bed: QEMU x86_64 under TCG: timing in the VM means nothing," \
+	  "the tests check behaviour only (no latency figure from it is a result)"
 
 test-linux: venv linux-deps  ## the Linux target in a QEMU VM on Debian's generic and rt kernels
 	$(PY) -m pytest -q tests/linux
