@@ -34,6 +34,7 @@ from ...protocol import STIM_INPUT, Caps, Input
 from ...records import EVENT_DTYPE
 from ...units import format_s
 from ..analysis import claimable, ticks_to_ns
+from ..bounds import max_exceedance, rank_bounds
 from ..rig.run import CaptureRun, Progress, capture_meta
 from .settings import CaptureSettings
 
@@ -265,10 +266,28 @@ def split_tests(events, tests):
     return out
 
 
+#: The percentiles of a suite test: name → fraction.
+_SUITE_PERCENTILES = {"p50": 0.5, "p99": 0.99, "p9999": 0.9999}
+
+
+def _warm_bounds(warm):
+    """95 % bounds of each percentile (``p99_lo_ns``, ``p99_hi_ns``, …; None for a side
+    too few iterations bound) and the maximum's exceedance bound
+    (:mod:`rtrig.host.bounds`), from the sorted warm iterations in ns."""
+    out = {}
+    for name, q in _SUITE_PERCENTILES.items():
+        lo, hi = rank_bounds(len(warm), q) if len(warm) else (None, None)
+        out[f"{name}_lo_ns"] = None if lo is None else round(float(warm[lo]), 1)
+        out[f"{name}_hi_ns"] = None if hi is None else round(float(warm[hi]), 1)
+    out["max_exceedance"] = max_exceedance(len(warm))
+    return out
+
+
 def iteration_figures(its, tick_hz, counts=None, cycle_ticks=None, offset_cycles=0):
     """One test's figures (ns) from its iterations ``its`` (:data:`ITERATION_DTYPE`):
-    count, cold (iteration 0), min, mean, p50, p99, p99.99, max over the iterations
-    after the first, and with ``counts`` (the target's own cycle counts,
+    count, cold (iteration 0), min, mean, p50, p99, p99.99 (each with its 95 % bounds),
+    max (with its exceedance bound) over the iterations after the first, and with
+    ``counts`` (the target's own cycle counts,
     ``cycle_ticks`` rig ticks each) their agreement with the rig."""
     missed = its["missed"]
     lat = ticks_to_ns(its["interval"], tick_hz)
@@ -283,6 +302,7 @@ def iteration_figures(its, tick_hz, counts=None, cycle_ticks=None, offset_cycles
     else:
         out.update(dict.fromkeys(("min_ns", "mean_ns", "p50_ns", "p99_ns", "p9999_ns",
                                   "max_ns")))
+    out.update(_warm_bounds(np.sort(warm)))
     out["weak"] = [k for k, p in (("p99", 99), ("p9999", 99.99)) if not claimable(len(warm), p)]
     if counts is not None:
         c = np.asarray(counts, dtype=np.int64)

@@ -49,6 +49,15 @@ def _us_cell(ns, weak=False):
         else cell
 
 
+def _pct_cell(t, key, weak=False):
+    """A percentile with its 95 % bounds under it (µs)."""
+    cell = _us_cell(t.get(f"{key}_ns"), weak)
+    if t.get(f"{key}_ns") is None or f"{key}_lo_ns" not in t:
+        return cell
+    lo, hi = t[f"{key}_lo_ns"], t[f"{key}_hi_ns"]
+    return f'{cell}<br><span class="ci">[{_us_cell(lo)}, {_us_cell(hi)}]</span>'
+
+
 def _rows(figures):
     rows = []
     for name, t in figures.items():
@@ -59,8 +68,8 @@ def _rows(figures):
         weak = t.get("weak") or ()
         rows.append([html.escape(name), str(t["count"]), _us_cell(t.get("cold_ns")),
                      _us_cell(t.get("min_ns")), _us_cell(t.get("mean_ns")),
-                     _us_cell(t.get("p50_ns")), _us_cell(t.get("p99_ns"), "p99" in weak),
-                     _us_cell(t.get("p9999_ns"), "p9999" in weak), _us_cell(t.get("max_ns")),
+                     _pct_cell(t, "p50"), _pct_cell(t, "p99", "p99" in weak),
+                     _pct_cell(t, "p9999", "p9999" in weak), _us_cell(t.get("max_ns")),
                      str(t.get("missed", 0)), agree])
     return rows
 
@@ -158,6 +167,8 @@ def suite_section(page, cap, table):
              f"{'loaded' if suite.get('loaded') else 'unloaded'})</h3>")
     page.add(table(_HEADS, _rows(figures)))
     page.add('<p class="note">cold: the first iteration, apart; min … max over the others. '
+             "[lo, hi] under a percentile: its 95 % confidence bounds (distribution-free, "
+             "from order statistics; — where too few iterations bound that side). "
              "* fewer than 10 iterations lie beyond this percentile. self-timed: the "
              "target's own cycle count of each iteration against the rig's figure.</p>")
     page.figure(box_figure(per_test, cap.tick_hz))

@@ -244,3 +244,21 @@ def test_a_stall_names_the_last_trace_word_and_marker_edge_with_their_test(tmp_p
     assert "last TRACE word 0x5EFF0006 (END of yield)" in str(err)
     assert "after window 0 (yield)" in str(err)
     assert "0x5EFFFFFF (end of the run) after its last test" in err.hint
+
+
+def test_figures_carry_percentile_bounds_at_the_binomial_ranks():
+    """Each suite percentile has the 95 % bounds of rtrig.host.bounds: the warm
+    iterations (the cold first one apart) at the ranks rank_bounds names."""
+    from rtrig.host.bounds import max_exceedance, rank_bounds
+    rng = np.random.default_rng(4)
+    intervals = rng.integers(300, 900, 2001)
+    f = iteration_figures(_its(intervals), 100e6)
+    warm = np.sort(intervals[1:]) * 10.0                   # ns at 100 MHz
+    for name, q in (("p50", 0.5), ("p99", 0.99)):
+        lo, hi = rank_bounds(2000, q)
+        assert (f[f"{name}_lo_ns"], f[f"{name}_hi_ns"]) == (warm[lo], warm[hi])
+        assert f[f"{name}_lo_ns"] <= f[f"{name}_ns"] <= f[f"{name}_hi_ns"]
+    assert f["p9999_hi_ns"] is None                         # 2000 iterations cannot bound it
+    assert f["max_exceedance"] == max_exceedance(2000)
+    empty = iteration_figures(_its([40]), 100e6)            # only the cold iteration
+    assert empty["p50_lo_ns"] is None and empty["max_exceedance"] is None
