@@ -41,6 +41,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "rtrig_fail.h"
+
 #define PROG "rtrig-vm-agent"
 #define LINE_MAX_BYTES 8192
 #define OUT_MAX_BYTES (64u << 20)
@@ -90,19 +92,6 @@ static int orphans[MAX_ORPHANS];
 static int n_orphans;
 static unsigned char vg_buf[sizeof(struct vg_rec) * 256];
 static size_t vg_len;
-
-static void fail(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-static void fail(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
-}
 
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void note(const char *fmt, ...)

@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rtrig_fail.h"
+
 #define PROG "rtrig-linux"
 #define DEV_RTRIG "/dev/rtrig"
 #define EXIT_RUN 1
@@ -120,19 +122,6 @@ static int app_fd = -1, hb_fd = -1, load_fd = -1, event_fd = -1;
 static int stop_fd = -1, done_fd = -1;
 static volatile int stop_flag;
 static char app_error[256];
-
-static void fail(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-static void fail(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
-}
 
 /* ------------------------------------------------------------ arguments */
 
