@@ -301,6 +301,10 @@ def _warnings(ma, mb):
         if sa[key] != sb[key]:
             out.append(f"A and B were measured with different {key}: "
                        f"{sa[key] or 'unknown'} against {sb[key] or 'unknown'}")
+    modes = ma.get("mode") or "records", mb.get("mode") or "records"
+    if modes[0] != modes[1]:
+        out.append(f"A holds {modes[0]} and B {modes[1]}: a statistics-mode capture's "
+                   "percentiles and bounds have the resolution of its histogram's bins")
     return out
 
 
@@ -327,7 +331,7 @@ def compare_captures(a_path, b_path, confidence=DEFAULT_CONFIDENCE, channels=Non
         if set(a) != set(b):
             raise CompareError(f"A has channels {', '.join(a)} and B has {', '.join(b)}: "
                                "name the ones to compare (--channels)")
-        channels = list(a)
+        channels = sorted(a, key=lambda n: ({"isr": 0, "app": 1}.get(n, 2), n))
     else:
         for name in channels:
             for s, label in ((a, "A"), (b, "B")):

@@ -224,3 +224,39 @@ def test_twin_captures_of_the_model_get_the_right_verdicts(tmp_path, capsys):
     code, out, _ = run(capsys, paths[0], paths[2], "--channels", "isr")
     assert code == 0
     assert "ISR: B higher" in out
+
+
+def test_statistics_mode_captures_compare_by_their_bins(tmp_path):
+    """Two histogram captures (bins of 4 ticks) of a 300 ns shift: B higher, each
+    bound widened to its bin so that it holds the bound the records would give, the
+    KS test on the bins; against a records capture, a warning names the histogram's
+    resolution."""
+    from test_summary_bounds import _stat_from_samples
+
+    rng = np.random.default_rng(9)
+    paths, samples = [], []
+    for i, shift in enumerate((0, 30)):
+        ticks = 150 + shift + rng.gamma(2.0, 60.0, 4000).astype(np.int64)
+        meta = {"format": "rtrig-capture", "tick_hz": TICK_HZ, "mode": "statistics",
+                "channels": ["isr"], "load": False, "target": {"kind": "model"},
+                "stimulus": {"freq_hz": 1e5, "period_ticks": 1000, "high_ticks": 500}}
+        path = tmp_path / f"s{i}.rtrig"
+        with CaptureWriter(path, meta) as w:
+            w.json(b"STAT", _stat_from_samples(ticks, 4, 100, 512))
+            w.close(final={"status": "complete"})
+        paths.append(path)
+        samples.append(Samples.from_ticks(ticks))
+        assert compare(path, path).channels["isr"].verdict == NONE
+    c = compare(*paths)
+    isr = c.channels["isr"]
+    assert isr.verdict == HIGHER and isr.distribution["p_value"] < isr.distribution["alpha"]
+    level = joint_level(c.confidence, c.statements)
+    for f in isr.figures[:2]:                               # p50, p99
+        q = {"p50": 0.5, "p99": 0.99}[f.figure]
+        for binned, exact in ((f.a_bounds, samples[0].bounds(q, level)),
+                              (f.b_bounds, samples[1].bounds(q, level))):
+            assert binned[0] <= exact[0] * 10 and binned[1] >= exact[1] * 10
+    assert isr.figures[0].diff[0] > 0
+    records = write_capture(tmp_path / "r.rtrig", rng.integers(300, 400, 500))
+    assert any("resolution of its histogram's bins" in w
+               for w in compare(paths[0], records).warnings)
