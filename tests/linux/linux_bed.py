@@ -124,12 +124,23 @@ def build(kernel):
     holding ``rtrig_linux.ko``, ``rtrig_vgpio.ko``, ``rtrig-linux`` and ``rtrig-vm-agent``."""
     out = CACHE / "build" / f"{kernel.release}-{kernel.version}-{_source_hash()}"
     products = ("rtrig_linux.ko", "rtrig_vgpio.ko", "rtrig-linux", "rtrig-vm-agent")
-    if not all((out / p).exists() for p in products):
+    if all((out / p).exists() for p in products):
+        return out
+    cmd = ["make", "-C", str(LINUX_SRC), f"KDIR={kernel.headers}", f"O={out}"]
+    for attempt in (1, 2):
         shutil.rmtree(out, ignore_errors=True)
-        _run(["make", "-C", str(LINUX_SRC), f"KDIR={kernel.headers}", f"O={out}"])
-        missing = [p for p in products if not (out / p).exists()]
-        if missing:
-            raise BedError(f"make -C firmware/linux built no {', '.join(missing)}")
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode == 0:
+            break
+        # the first compiler or make error says why; a second try tells a
+        # transient failure (the machine under load) from a real one
+        errors = [ln for ln in (r.stdout + r.stderr).splitlines() if "error" in ln.lower()]
+        if attempt == 2:
+            raise BedError(f"{' '.join(cmd)} failed twice: "
+                           f"{(errors or [r.stderr.strip()[-300:]])[0]}")
+    missing = [p for p in products if not (out / p).exists()]
+    if missing:
+        raise BedError(f"make -C firmware/linux built no {', '.join(missing)}")
     return out
 
 
