@@ -38,15 +38,17 @@ def report(captures, output, title):
 @click.command(context_settings=CONTEXT, no_args_is_help=True)
 @click.argument("capture", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-f", "--format", "fmt", required=True,
-              type=click.Choice(["csv", "json", "vcd", "cyclictest"]),
-              help="csv: one row per pulse; json: summary; vcd: raw events; "
+              type=click.Choice(["csv", "json", "summary-csv", "vcd", "cyclictest"]),
+              help="csv: one row per pulse; json: summary; summary-csv: one row per "
+                   "channel with every percentile's 95 % bounds; vcd: raw events; "
                    "cyclictest: histogram in cyclictest -h layout.")
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Output file, '-' for stdout [default: CAPTURE with the format's suffix].")
 @click.option("--buckets", type=int, default=None,
               help="cyclictest: number of 1 µs buckets [default: up to the maximum].")
 def export(capture, fmt, output, buckets):
-    """Export CAPTURE for other tools: CSV, JSON, VCD or a cyclictest histogram."""
+    """Export CAPTURE for other tools: CSV, JSON, a summary CSV, VCD or a cyclictest
+    histogram."""
     from ...capture import load
     from ..integrations.export import SUFFIX
     from ..integrations.export import export as do_export

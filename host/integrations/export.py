@@ -6,6 +6,9 @@
   the tick is a whole number of ns).
 * ``json`` — the summary: metadata, how the capture ended, per-channel statistics,
   sweep steps and results.
+* ``summary-csv`` — the per-channel statistics as CSV, one row per channel: counts,
+  every figure in ns, each percentile's 95 % bounds and the maximum's exceedance
+  bound (the numbers of ``json``'s ``channels``, for a spreadsheet).
 * ``vcd`` — the raw events as a Value Change Dump (stimulus outputs and rig inputs as
   1-bit wires) for PulseView/sigrok and GTKWave; the timescale is the rig's tick.
 * ``cyclictest`` — the latency histogram in the layout of rt-tests' ``cyclictest -h``
@@ -25,10 +28,10 @@ import numpy as np
 from ...errors import UsageError
 from ...outputs import atomic_output
 from ...protocol import STIM_INPUT, ChanFlags, Input
-from ..analysis import channel_stats, missed_mask, stats_summary
+from ..analysis import PERCENTILES, channel_stats, missed_mask, stats_summary
 from ..report.data import channel_records
 
-__all__ = ["FORMATS", "export", "write_csv", "write_json", "write_vcd", "write_cyclictest",
+__all__ = ["FORMATS", "export", "write_csv", "write_json", "write_summary_csv", "write_vcd", "write_cyclictest",
            "pulse_table", "cyclictest_histogram", "summary_json", "VCD_WIRES"]
 
 #: VCD wire names by event input number, in the order they are declared.
@@ -204,6 +207,29 @@ def summary_json(cap):
 
 def write_json(cap, f):
     f.write((json.dumps(summary_json(cap), indent=2) + "\n").encode())
+
+
+#: The columns of ``summary-csv`` after ``channel``: the keys of a channel's summary.
+SUMMARY_COLUMNS = ["pulses", "answered", "missed", "missed_fraction", "min_ns", "mean_ns",
+                   "std_ns", *(f"{p}{side}_ns" for p in PERCENTILES
+                               for side in ("", "_lo", "_hi")),
+                   "max_ns", "max_exceedance", "jitter_ns"]
+
+
+def write_summary_csv(cap, f):
+    """The per-channel statistics of :func:`summary_json` as CSV: a header, then one
+    row per channel; an empty field where a figure is None (no sample, or too few to
+    bound that side)."""
+    channels = summary_json(cap)["channels"]
+    if not channels:
+        raise UsageError(f"{cap.path}: no latency channel to summarise",
+                         hint="a sweep's figures are in --format json")
+    lines = [",".join(["channel", *SUMMARY_COLUMNS])]
+    for name, st in channels.items():
+        lines.append(",".join([name, *("" if st.get(k) is None else f"{st[k]:g}"
+                                       if isinstance(st[k], float) else str(st[k])
+                                       for k in SUMMARY_COLUMNS)]))
+    f.write(("\n".join(lines) + "\n").encode())
 
 
 # ------------------------------------------------------------------------------- VCD
@@ -407,9 +433,10 @@ def write_cyclictest(cap, f, buckets=None):
 
 # ---------------------------------------------------------------------------- driver
 
-FORMATS = {"csv": write_csv, "json": write_json, "vcd": write_vcd,
-           "cyclictest": write_cyclictest}
-SUFFIX = {"csv": ".csv", "json": ".json", "vcd": ".vcd", "cyclictest": ".hist"}
+FORMATS = {"csv": write_csv, "json": write_json, "summary-csv": write_summary_csv,
+           "vcd": write_vcd, "cyclictest": write_cyclictest}
+SUFFIX = {"csv": ".csv", "json": ".json", "summary-csv": ".summary.csv", "vcd": ".vcd",
+          "cyclictest": ".hist"}
 
 
 def export(cap, fmt, output, **options):

@@ -89,6 +89,27 @@ def test_json_summary(cap2, tmp_path):
     assert d["tick_hz"] == TICK_HZ and d["meta"]["target"]["kind"] == "model"
 
 
+def test_summary_csv_is_the_json_summary_row_by_row(cap2):
+    """One row per channel with every figure of the JSON summary, the bounds among
+    them; a side too few samples bound is an empty field."""
+    import csv
+    cap, isr, app = cap2
+    rows = list(csv.DictReader(io.StringIO(_bytes(ex.write_summary_csv, cap).decode())))
+    assert [r["channel"] for r in rows] == ["isr", "app"]
+    for r, rec in zip(rows, (isr, app), strict=True):
+        st = channel_stats(rec, TICK_HZ)
+        for key in ex.SUMMARY_COLUMNS:
+            want = st[key]
+            got = r[key]
+            if want is None:
+                assert got == ""
+            else:
+                assert float(got) == pytest.approx(want, rel=1e-5), key
+        assert float(r["p99_lo_ns"]) <= float(r["p99_ns"]) <= float(r["p99_hi_ns"])
+        assert r["p9999_hi_ns"] == ""                # 3000 pulses cannot bound it
+    assert rows[1]["missed"] == "3"
+
+
 def test_json_sweep(tmp_path):
     from test_report import make_sweep
     d = json.loads(_bytes(ex.write_json, make_sweep(tmp_path)))
