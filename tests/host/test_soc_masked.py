@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The riscv32 kernel's masked stretches on the reference SoC, measured by the rig from
-rt_trace2's marker pins (docs/kernel.md, "Round 5"): the switch stores and loads its
+rt_trace2's marker pins (docs/kernel-history.md, round 5): the switch stores and loads its
 registers with interrupts open and wakes the stimulus's IST in that window, so no
 stretch of the stimulus trap or of an ecall switch is as long as the whole trap was
 (398 cycles before; ~76 and ~28 now), and no stretch after the first 2 ms
-(cold caches after reset, docs/kernel.md, "Round 7") is over the 2 µs goal (100 SoC
+(cold caches after reset, docs/kernel-history.md, round 7) is over the 2 µs goal (100 SoC
 cycles)."""
 
 import importlib.util
@@ -37,7 +37,7 @@ def _breakdown():
 def test_no_masked_stretch_spans_a_whole_trap(tmp_path, loaded):
     # Loaded, LOAD yields to APP after every pulse: that yield held the mask through
     # its ecall and the switch searched the ready bitmap (a 291-cycle stretch per
-    # pulse until kernel round 7, docs/kernel.md).
+    # pulse until kernel round 7, docs/kernel-history.md).
     s = CaptureSettings(freq=2_000, count=200, target="soc", channels=("isr", "app"),
                         jitter=40e-6, raw_events=True, load=loaded)
     with open_rig(sim=True, soc=True, firmware=str(IMAGE)) as rig:
