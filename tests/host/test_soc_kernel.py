@@ -5,8 +5,8 @@ The self-test (``apps/selftest``, the kernel tests that QEMU runs for Cortex-M) 
 riscv32 port: its trap path (the ISR called from the trap entry, nesting, the
 switch's windows) under interrupts that ``board_irq_trigger`` raises itself.
 
-The stack checks (docs/kernel.md; their history: docs/kernel-history.md, round 6): the switch checks the outgoing thread's
-canary in its open window (``riscv_check_stack`` in trap.S), and the idle thread
+The stack checks (docs/kernel.md; their history: docs/kernel-history.md, round 6): the
+switch checks the outgoing thread's canary in its open window (``riscv_check_stack`` in trap.S), and the idle thread
 checks its own before each wait. ``apps/canary`` breaks one canary word and gives up
 the CPU; the kernel must halt with K_ERR_STACK_OVERFLOW (0xE1) and the owner's
 priority, not run on ("canary: not detected", exit 1)."""
