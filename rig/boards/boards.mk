@@ -53,5 +53,6 @@ bitstreams: $(FPGA_TOOLS_STAMP) ## build and timing-check every board
 	$(VENV)/bin/rtrig build --all
 
 test-boards: $(FPGA_TOOLS_STAMP) ## board tests, every FPGA build run for real (build cache off)
-	RTRIG_BUILD_CACHE=off RTRIG_BOARD_BUILDS=1 $(BOARDS_PYTHON) -m pytest -q tests/boards \
+	RTRIG_BUILD_CACHE=off RTRIG_BOARD_BUILDS=1 RTRIG_BOARD_MATRIX=full \
+	  $(BOARDS_PYTHON) -m pytest -q tests/boards \
 	  $(PYTEST_ARGS)

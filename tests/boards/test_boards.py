@@ -219,11 +219,31 @@ def _die_group(name):
     return pytest.param(name, marks=marks)
 
 
+#: One rig build per FPGA family: what `make test` builds (``RTRIG_BOARD_MATRIX=family``).
+#: The other variants (ULX3S 12F/25F/45F, OrangeCrab 85F) differ in the device only and
+#: are built by `make test-boards` (``full``, the default), which every change to the
+#: gateware runs (docs/boards.md, "Tests").
+FAMILY_BOARDS = ("ulx3s", "orangecrab", "icebreaker")
+
+
+def _matrix_skip(name):
+    """Why ``name`` is not built in this run, or None."""
+    matrix = os.environ.get("RTRIG_BOARD_MATRIX", "full")
+    if matrix not in ("full", "family"):
+        raise UsageError(f"RTRIG_BOARD_MATRIX must be full or family, not {matrix!r}")
+    if matrix == "family" and name not in FAMILY_BOARDS:
+        return (f"{name}: one build per FPGA family in this run (RTRIG_BOARD_MATRIX="
+                "family); `make test-boards` builds every board")
+    return None
+
+
 @needs_tools
 @pytest.mark.parametrize("name", [_die_group(n) for n in DEFAULT_BOARDS])
 def test_board_build_meets_timing(built, name):
     if name in KNOWN_ISSUES:
         pytest.skip(f"{name}: {KNOWN_ISSUES[name]}")
+    if _matrix_skip(name):
+        pytest.skip(_matrix_skip(name))
     result = built(name)
     if isinstance(result, TimingError):
         pytest.fail(str(result))
