@@ -90,6 +90,9 @@ class Board:
     seeds : tuple of int
         nextpnr seeds, in order: the build places and routes with the first and,
         while timing is missed, again with the next (synthesis is not repeated).
+    target_seeds : dict
+        Seeds of a target other than ``rig`` (``soc``, ``soc-alone``), where they
+        differ from ``seeds`` (:meth:`seeds_for`).
     pnr_timeout : int
         Seconds one build step (synthesis with the first place and route, or a
         retry) may take; nextpnr's timing-driven rip-up can keep routing for a long
@@ -132,6 +135,7 @@ class Board:
     extra: object = None
     nextpnr_opts: str = ""
     seeds: tuple = (1,)
+    target_seeds: dict = field(default_factory=dict, hash=False)
     pnr_timeout: int = 1200
     yosys_after_read: str = ""
     notes: tuple = field(default_factory=tuple)
@@ -140,6 +144,10 @@ class Board:
     rig_options: dict = field(default_factory=dict, hash=False)
     soc_rig_clk: int = 0
     same_die_as: str = ""
+
+    def seeds_for(self, target="rig"):
+        """The nextpnr seeds of ``target``'s build, in the order they are tried."""
+        return tuple(self.target_seeds.get(target, self.seeds)) or (1,)
 
     @property
     def tick_ns(self):

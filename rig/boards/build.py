@@ -152,8 +152,8 @@ def _prepare_top(board, top, target, firmware):
     return top, fw_info
 
 
-def _plan(board, platform, top, top_name):
-    seeds = tuple(board.seeds) or (1,)
+def _plan(board, platform, top, top_name, target="rig"):
+    seeds = board.seeds_for(target)
     return platform.build(
         top, name=top_name, do_build=False,
         # The seed comes from the environment, so a retry reruns the same script line.
@@ -186,8 +186,8 @@ def _build_board(board, top, target, fw_info, build_root, check, cache):
     platform = board.platform()
     family = toolchain._family(platform)
     top_name = _top_name(board.name, target)
-    seeds = tuple(board.seeds) or (1,)
-    plan = _plan(board, platform, top, top_name)
+    seeds = board.seeds_for(target)
+    plan = _plan(board, platform, top, top_name, target)
     root = cache_root(cache)
     inputs = cache_inputs(plan, board, platform, target, fw_info, check) if root else None
     key = cache_key(inputs, board.name, target) if root else ""
@@ -292,7 +292,7 @@ def _build_same_die(board, top, target, firmware, build_root, check, cache, stan
     own_top, fw_info = _prepare_top(board, top, target, firmware)
     base_name, top_name = _top_name(base_board.name, target), _top_name(board.name, target)
     out_dir = (build_root / "boards" / build_name(board.name, target)).resolve()
-    plan = _plan(board, platform, own_top, top_name)
+    plan = _plan(board, platform, own_top, top_name, target)
     result = _new_result(board, platform, target, out_dir, top_name, fw_info)
     result.design_sha256 = _design_digest(plan, top_name)
     if stand_in is None:

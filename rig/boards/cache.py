@@ -88,7 +88,7 @@ def cache_inputs(plan, board, platform, target, fw_info, check):
         # The options are in the build script too (plan); the seeds after the first
         # and the retry rule are not.
         "nextpnr_opts": board.nextpnr_opts, "yosys_after_read": board.yosys_after_read,
-        "seeds": list(board.seeds) or [1], "check": bool(check),
+        "seeds": list(board.seeds_for(target)), "check": bool(check),
         "seed_env": os.environ.get(_SEED_VAR),
         "tools": tool_versions(_family(platform)),
         "plan": files,
