@@ -319,14 +319,22 @@ def iteration_figures(its, tick_hz, counts=None, cycle_ticks=None, offset_cycles
     return out
 
 
+def _on_step(seconds, rig):
+    """A duration the suite chooses, made a whole number of the rig's stimulus steps
+    (rounded to ticks, then down to the step): the settings refuse any other, and the
+    suite's own offsets (1.5 µs on a 13.33 ns tick, say) need not be one."""
+    step = rig.stim_step
+    return (round(seconds * rig.tick_hz) // step * step) / rig.tick_hz
+
+
 def _start_pulses(rig, name, iterations, target, load):
     """The pulses of interrupt test ``name``: one per iteration at :data:`IRQ_FREQ`
     with :data:`IRQ_JITTER_S`, STIM1 at the test's offset, with the STIM and
     marker-falling edges recorded."""
     offset = IRQ_TESTS[name]
     s = CaptureSettings(freq=IRQ_FREQ, count=iterations, target=target, load=load,
-                        jitter=IRQ_JITTER_S,
-                        stim1_offset=None if offset is None else offset * 1e-9)
+                        jitter=_on_step(IRQ_JITTER_S, rig),
+                        stim1_offset=None if offset is None else _on_step(offset * 1e-9, rig))
     regs = s.ticks(rig.tick_hz, rig.stim_step)
     rig.configure_stimulus(regs, ChannelPlan(), EDGE_EN=_IRQ_EDGE_EN)
     rig.run(stim1=offset is not None)

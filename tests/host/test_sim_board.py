@@ -173,3 +173,15 @@ def test_the_fast_twin_is_the_boards_faster_link(rig, tmp_path):
     res = run_capture(rig, s, tmp_path / "6m.rtrig", progress=False)
     isr = load(res.path).channel("isr")
     assert len(isr) == 300 and (isr["latency"] == round(2e-6 * TICK_HZ)).all()
+
+
+def test_selftest_passes_with_delays_in_whole_stimulus_steps(rig):
+    """The selftest's loopback delays (in ticks) are made whole 4-tick steps on this
+    rig; every check then passes (before, delays such as 123 ticks were moved to 120
+    and failed their own expected value)."""
+    from rtrig.host.procedures.selftest import run_selftest
+    results = [r for r in run_selftest(rig, log=lambda m: None)
+               if r["name"].startswith(("loopback", "wire"))]
+    assert len(results) == 7 and all(r["passed"] for r in results), results
+    names = " ".join(r["name"] for r in results)
+    assert "loopback delay 120 ticks" in names and "loopback delay 123" not in names
