@@ -45,7 +45,7 @@ from ..bounds import (
 )
 from .reduction import CaptureReduction
 
-__all__ = ["compare", "compare_captures", "compare_samples", "Samples", "compare_sweeps", "channel_samples",
+__all__ = ["compare", "compare_captures", "compare_scanned", "compare_samples", "Samples", "compare_sweeps", "channel_samples",
            "Comparison", "SweepComparison", "ChannelComparison", "FigureComparison",
            "CompareError", "format_comparison", "HIGHER", "LOWER", "NONE"]
 
@@ -121,8 +121,9 @@ def _capture_kind(cap):
     return "sweep" if cap.meta.get("kind") == "sweep" else "capture"
 
 
-def channel_samples(cap):
-    """``{channel: Samples}`` of a scanned capture (:func:`rtrig.capture.scan`)."""
+def channel_samples(cap, reduction=None):
+    """``{channel: Samples}`` of a scanned capture (:func:`rtrig.capture.scan`);
+    ``reduction``: its :class:`CaptureReduction`, when one has read it already."""
     if cap.meta.get("mode") == "statistics" and cap.stats is not None:
         st = cap.stats
         out = {}
@@ -135,7 +136,7 @@ def channel_samples(cap):
             out[name] = Samples(np.zeros(0, np.int64), np.zeros(0, np.int64),
                                 n + fig["missed"], fig["missed"], cap.tick_hz, hist)
         return out
-    red = CaptureReduction(cap)
+    red = reduction or CaptureReduction(cap)
     out = {}
     for name, first in red.first.items():
         values, counts = first.latency.result()
@@ -317,13 +318,20 @@ def _open(path, label):
 def compare_captures(a_path, b_path, confidence=DEFAULT_CONFIDENCE, channels=None):
     """Compare two latency captures; see the module doc. ``channels``: the channels
     to compare (default: all; A and B must then hold the same)."""
+    return compare_scanned(_open(a_path, "A"), _open(b_path, "B"), confidence, channels)
+
+
+def compare_scanned(a_cap, b_cap, confidence=DEFAULT_CONFIDENCE, channels=None,
+                    reductions=(None, None)):
+    """:func:`compare_captures` of two captures already opened (loaded or scanned),
+    with their :class:`CaptureReduction` where a report has made them already."""
     confidence = check_confidence(confidence)
-    a_cap, b_cap = _open(a_path, "A"), _open(b_path, "B")
     for cap, label in ((a_cap, "A"), (b_cap, "B")):
         if _capture_kind(cap) == "sweep":
             raise CompareError(f"{label} ({cap.path}) is a sweep and the other a capture: "
                                "compare two captures or two sweeps")
-    a, b = channel_samples(a_cap), channel_samples(b_cap)
+    a, b = (channel_samples(cap, red) for cap, red in zip((a_cap, b_cap), reductions,
+                                                          strict=True))
     for s, label, cap in ((a, "A", a_cap), (b, "B", b_cap)):
         if not s or all(c.pulses == 0 for c in s.values()):
             raise CompareError(f"{label} ({cap.path}) holds no latency record to compare")
@@ -339,7 +347,7 @@ def compare_captures(a_path, b_path, confidence=DEFAULT_CONFIDENCE, channels=Non
                     raise CompareError(f"{label} has no channel '{name}' "
                                        f"(it has {', '.join(s) or 'none'})")
     c = compare_samples(a, b, confidence, channels)
-    c.a, c.b, c.warnings = str(a_path), str(b_path), _warnings(a_cap.meta, b_cap.meta)
+    c.a, c.b, c.warnings = str(a_cap.path), str(b_cap.path), _warnings(a_cap.meta, b_cap.meta)
     return c
 
 

@@ -313,7 +313,7 @@ def build_report(captures, title=None, labels=None, cyclictest=()):
         page.add("<nav>" + "".join(f'<a href="#{html.escape(lb)}">{html.escape(lb)}</a>'
                                    for lb in labels) + '<a href="#compare">comparison</a></nav>')
         page.add('<h2 id="compare">Comparison</h2>')
-        verdict_table(page, captures, labels, [list(red.first) for red in reductions], _table)
+        verdict_table(page, captures, labels, reductions, _table)
         rows = []
         for lb, d in zip(labels, datas, strict=True):
             rows += _summary_rows(d, label=lb)

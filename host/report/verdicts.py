@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The verdicts at the top of a report of several captures: each capture against the
-first (A), by :func:`rtrig.host.report.compare.compare_captures` — the same figures, bounds
+first (A), by :func:`rtrig.host.report.compare.compare_scanned` — the same figures, bounds
 and verdicts as ``rtrig compare``."""
 
 import html
 
-from .compare import NONE, CompareError, compare_captures, compare_sweeps
+from .compare import NONE, CompareError, compare_scanned, compare_sweeps
 
 __all__ = ["verdict_rows", "verdict_table", "VERDICT_HEADS"]
 
@@ -21,13 +21,14 @@ def _bounds(lo_hi):
     return f"[{'…' if lo is None else _us(lo)}, {'…' if hi is None else _us(hi)}] µs"
 
 
-def verdict_rows(captures, labels, channels, confidence=0.95):
+def verdict_rows(captures, labels, reductions, confidence=0.95):
     """``(rows, notes)``: one row per later capture, shared channel and percentile;
     ``notes`` the warnings and the pairs that could not be compared (one line each).
-    ``channels``: the channel names each capture holds."""
+    ``reductions``: each capture's :class:`CaptureReduction`, read once by the report
+    (the comparison takes its value counts instead of reading the files again)."""
     rows, notes = [], []
-    a, la = captures[0], labels[0]
-    for cap, lb, names in zip(captures[1:], labels[1:], channels[1:], strict=True):
+    a, la, ra = captures[0], labels[0], reductions[0]
+    for cap, lb, red in zip(captures[1:], labels[1:], reductions[1:], strict=True):
         pair = f"{lb} against {la}"
         try:
             if a.meta.get("kind") == "sweep" and cap.meta.get("kind") == "sweep":
@@ -37,8 +38,8 @@ def verdict_rows(captures, labels, channels, confidence=0.95):
                          for f in c.figures.values()]
                 notes += [f"{pair}: {w}" for w in c.warnings]
                 continue
-            shared = [n for n in channels[0] if n in names] or None
-            c = compare_captures(a.path, cap.path, confidence, channels=shared)
+            shared = [n for n in ra.first if n in red.first] or None
+            c = compare_scanned(a, cap, confidence, shared, (ra, red))
         except CompareError as e:
             notes.append(f"{pair}: not compared: {e}")
             continue
@@ -60,9 +61,9 @@ def verdict_rows(captures, labels, channels, confidence=0.95):
     return rows, notes
 
 
-def verdict_table(page, captures, labels, channels, table, confidence=0.95):
+def verdict_table(page, captures, labels, reductions, table, confidence=0.95):
     """Add the verdicts to ``page`` (``table`` renders heads and rows as HTML)."""
-    rows, notes = verdict_rows(captures, labels, channels, confidence)
+    rows, notes = verdict_rows(captures, labels, reductions, confidence)
     page.add(f"<h3>Verdicts (each capture against {html.escape(labels[0])}, "
              f"{confidence:.0%} confidence for each pair's whole comparison)</h3>")
     if rows:

@@ -83,7 +83,7 @@ def test_the_guest_runs_debian_kernel_it_was_given(vm, kernel):
     assert rt == (kernel.flavour == "rt")
 
 
-def test_1000_stimuli_each_answered_by_isr_ist_and_app_in_order(chip, kernel):
+def test_1000_stimuli_each_answered_by_isr_ist_and_app_in_order(chip, kernel, tmp_path):
     vm = chip
     ok(vm, "dmesg -c > /dev/null")
     ok(vm, INSMOD_TARGET)
@@ -99,21 +99,13 @@ def test_1000_stimuli_each_answered_by_isr_ist_and_app_in_order(chip, kernel):
     ok(vm, f"kill -TERM {pid}; while kill -0 {pid} 2>/dev/null; do sleep 0.1; done")
     log = ok(vm, "cat /tmp/app.log")
     assert "error" not in log.lower(), log
-    hist = read_histogram_text(ok(vm, "cat /tmp/app.hist"))
+    (tmp_path / "app.hist").write_text(ok(vm, "cat /tmp/app.hist"))
+    hist = read_histogram(tmp_path / "app.hist")
     # one self-timed sample per pulse (the rig's report overlays this file)
     assert int(hist.counts.sum() + hist.overflows.sum()) == 1000
     # the interrupt was raised and handled in the contexts the kernel checks
     log = ok(vm, "dmesg")
     assert not BAD_KERNEL_LOG.search(log), log
-
-
-def read_histogram_text(text, tmp=[]):  # noqa: B006 - a scratch path kept per process
-    import tempfile
-    from pathlib import Path
-    if not tmp:
-        tmp.append(Path(tempfile.mkdtemp()) / "app.hist")
-    tmp[0].write_text(text)
-    return read_histogram(tmp[0])
 
 
 def test_module_less_mode_answers_on_app_out(chip):
