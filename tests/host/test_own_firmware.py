@@ -5,7 +5,7 @@ ends (``SIM_EXIT``) or never answers is a one-line error with a non-zero exit, n
 the run's temporary files are removed.
 
 One tiny image (``firmware/ends_on_load.c``: silent, and ending with ``SIM_EXIT 66``
-once LOAD_EN rises) is compiled per session; its twin build is cached like any other.
+once LOAD_EN rises) is compiled per session; it runs on the SoC twin's one build.
 """
 
 import os
@@ -106,3 +106,21 @@ def test_an_image_over_64_kib_is_refused_before_any_build(tmp_path):
     [line] = error_lines(proc)
     assert "65540 bytes does not fit 65536" in line
     assert "building the simulation twin" not in proc.stderr
+
+
+def test_every_firmware_runs_on_one_twin_build(image, tmp_path):
+    # The RAM image is read at start (--ram), not built in: the user's image and the
+    # project's take the same simulator, and each runs its own code on it.
+    from rtrig.host import open_rig
+    from rtrig.host.sim import build
+    exe = build(soc=True, firmware=str(image))
+    assert exe == build(soc=True)
+    console = tmp_path / "console.txt"
+    with open_rig(sim=True, soc=True, firmware=str(image), console=str(console),
+                  log=lambda m: None) as rig:
+        assert rig.sim.exe == exe
+        rig.wait_until(rig.time() + rig.tick_hz // 1000)     # 1 ms of the run
+    assert console.read_text().startswith("broken: ready\n")
+    # Without an image the SoC twin refuses to start rather than run zeros.
+    proc = subprocess.run([str(exe), "--bench", "10"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "needs --ram FILE" in proc.stderr

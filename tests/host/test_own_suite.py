@@ -6,8 +6,8 @@ TRACE BEGIN word gives, never the mask's order, and agrees with the firmware's o
 count; a firmware that skips a test, frames a test with another index or never begins
 is reported as such, per test, never as another test's figures.
 
-The broken firmwares are the example built with one -D switch each; each image (with
-its configuration) is one twin build, cached like any other.
+The broken firmwares are the example built with one -D switch each; every image runs
+on the one SoC twin build (the twin reads its RAM image at start).
 """
 
 import shutil
