@@ -121,27 +121,44 @@ def _source_hash():
 
 def build(kernel):
     """Build firmware/linux/ for ``kernel`` (cached by source and kernel): the folder
-    holding ``rtrig_linux.ko``, ``rtrig_vgpio.ko``, ``rtrig-linux`` and ``rtrig-vm-agent``."""
+    holding ``rtrig_linux.ko``, ``rtrig_vgpio.ko``, ``rtrig-linux`` and ``rtrig-vm-agent``.
+
+    Each attempt builds in a fresh folder of its own, with none of the calling make's
+    variables (MAKEFLAGS, MAKELEVEL), and is renamed into place only when complete, so
+    two processes building one kernel never share a folder; a failed attempt's whole
+    output is kept in ``<cache>/build/failed-<kernel>.log``."""
     out = CACHE / "build" / f"{kernel.release}-{kernel.version}-{_source_hash()}"
     products = ("rtrig_linux.ko", "rtrig_vgpio.ko", "rtrig-linux", "rtrig-vm-agent")
     if all((out / p).exists() for p in products):
         return out
-    cmd = ["make", "-C", str(LINUX_SRC), f"KDIR={kernel.headers}", f"O={out}"]
-    for attempt in (1, 2):
-        shutil.rmtree(out, ignore_errors=True)
-        r = subprocess.run(cmd, capture_output=True, text=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    log = out.parent / f"failed-{kernel.release}.log"
+    errors = []
+    for attempt in (1, 2, 3):
+        tmp = Path(tempfile.mkdtemp(prefix=f"{out.name}.", dir=out.parent))
+        cmd = ["make", "-C", str(LINUX_SRC), f"KDIR={kernel.headers}", f"O={tmp}"]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        missing = [p for p in products if not (tmp / p).exists()]
+        if r.returncode == 0 and not missing:
+            if all((out / p).exists() for p in products):
+                shutil.rmtree(tmp, ignore_errors=True)     # another worker's came first
+            else:
+                shutil.rmtree(out, ignore_errors=True)
+                os.replace(tmp, out)
+            return out
+        shutil.rmtree(tmp, ignore_errors=True)
+        with open(log, "a") as f:
+            f.write(f"== attempt {attempt}: {' '.join(cmd)} (exit {r.returncode})\n"
+                    f"{r.stdout}{r.stderr}\n")
+        # the first compiler or make error says why; more tries tell a transient
+        # failure (the machine under load) from a real one
+        first = [ln for ln in (r.stdout + r.stderr).splitlines() if "error" in ln.lower()]
         if r.returncode == 0:
-            break
-        # the first compiler or make error says why; a second try tells a
-        # transient failure (the machine under load) from a real one
-        errors = [ln for ln in (r.stdout + r.stderr).splitlines() if "error" in ln.lower()]
-        if attempt == 2:
-            raise BedError(f"{' '.join(cmd)} failed twice: "
-                           f"{(errors or [r.stderr.strip()[-300:]])[0]}")
-    missing = [p for p in products if not (out / p).exists()]
-    if missing:
-        raise BedError(f"make -C firmware/linux built no {', '.join(missing)}")
-    return out
+            first = [f"built no {', '.join(missing)}"]
+        errors.append(first[0] if first else r.stderr.strip()[-300:])
+    raise BedError(f"make -C firmware/linux KDIR={kernel.headers} failed 3 times "
+                   f"(output: {log}): {errors[0]}")
 
 
 def busybox():
