@@ -31,10 +31,15 @@ BUILDS = {
 
 
 def sim_speed(cycles, **build_kwargs):
-    from rtrig.host.sim import build
+    import tempfile
+
+    from rtrig.host.sim import build, ram_file, soc_image
     exe = build(**build_kwargs)
-    out = subprocess.run([str(exe), "--bench", str(cycles)], capture_output=True, text=True,
-                         check=True).stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        # the SoC twin reads its RAM image at start: the project's rt_test
+        ram = ["--ram", str(ram_file(soc_image(), tmp))] if build_kwargs.get("soc") else []
+        out = subprocess.run([str(exe), "--bench", str(cycles), *ram], capture_output=True,
+                             text=True, check=True).stdout
     return float(re.search(r"([\d.]+) cycles/s", out).group(1))
 
 
