@@ -82,10 +82,9 @@ MODEL_CHECK_FREQS = (20_000, 10_000, 5_000, 2_000)
 
 def _model_check_freq(session):
     """The fastest of :data:`MODEL_CHECK_FREQS` at which the link carries every record of
-    the check as a steady stream: two latency records a pulse, and two truth records
-    counted as two more."""
+    the check as a steady stream: two latency records and two truth records a pulse."""
     for freq in MODEL_CHECK_FREQS:
-        if choose_mode(freq, ("isr", "app") * 2, session.info["baud"]) == "records":
+        if choose_mode(freq, ("isr", "app"), session.info["baud"], truth=True) == "records":
             return freq
     return MODEL_CHECK_FREQS[-1]
 

@@ -19,14 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import UsageError
-from ...records import EVENT, LATENCY
+from ...records import EVENT, LATENCY, TRUTH
 from ..analysis import stats_summary
 from ..rig.rig import POLL_S
 from ..rig.run import CaptureResult, CaptureRun, Progress, capture_meta
 
 __all__ = ["choose_mode", "run_stats_capture", "StatsCaptureResult", "read_stats",
            "program_statistics",
-           "auto_bin_shift", "histogram_edges", "LATENCY_WIRE_BYTES", "EVENT_WIRE_BYTES"]
+           "auto_bin_shift", "histogram_edges", "LATENCY_WIRE_BYTES", "EVENT_WIRE_BYTES",
+           "TRUTH_WIRE_BYTES"]
 
 
 def _wire_bytes(payload):
@@ -39,6 +40,8 @@ def _wire_bytes(payload):
 LATENCY_WIRE_BYTES = _wire_bytes(LATENCY.payload_len)
 #: Bytes on the wire per EVENT packet.
 EVENT_WIRE_BYTES = _wire_bytes(EVENT.payload_len)
+#: Bytes on the wire per TRUTH packet (the model target's truth records).
+TRUTH_WIRE_BYTES = _wire_bytes(TRUTH.payload_len)
 #: Fraction of the link that records mode may fill on average; the rest is margin for
 #: register traffic, escapes beyond the average and stimulus jitter.
 LINK_MARGIN = 0.85
@@ -47,13 +50,14 @@ LAT_FIFO_RECORDS = 512
 
 
 def choose_mode(freq_hz, channels, baud, raw_events=False, count=None,
-                fifo_records=LAT_FIFO_RECORDS, margin=LINK_MARGIN):
+                fifo_records=LAT_FIFO_RECORDS, margin=LINK_MARGIN, truth=False):
     """``"records"`` when the link carries every record at ``freq_hz``, else
     ``"statistics"``.
 
     A LATENCY packet is :data:`LATENCY_WIRE_BYTES` on the wire at 10 bits per byte;
     with ``raw_events`` each pulse also sends its stimulus edges and two edges per
-    response channel (:data:`EVENT_WIRE_BYTES` each). Records mode is chosen when that
+    response channel (:data:`EVENT_WIRE_BYTES` each); with ``truth`` one TRUTH packet
+    per pulse and channel (:data:`TRUTH_WIRE_BYTES`). Records mode is chosen when that
     load is at most ``margin`` of the link, or — given ``count`` pulses — when the
     rig's latency FIFO absorbs what the link cannot carry during the run.
     Raw events are not recorded in statistics mode.
@@ -64,6 +68,8 @@ def choose_mode(freq_hz, channels, baud, raw_events=False, count=None,
     per_pulse = n_ch * LATENCY_WIRE_BYTES
     if raw_events:
         per_pulse += (2 + 2 * n_ch) * EVENT_WIRE_BYTES
+    if truth:
+        per_pulse += n_ch * TRUTH_WIRE_BYTES
     capacity = baud / 10 * margin                       # bytes/s
     if freq_hz * per_pulse <= capacity:
         return "records"

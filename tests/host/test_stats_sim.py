@@ -148,3 +148,7 @@ def test_choose_mode():
     # a short burst fits in the rig's FIFO
     assert choose_mode(1e6, ["isr"], baud, count=300) == "records"
     assert choose_mode(1e6, ["isr"], baud, count=3000) == "statistics"
+    # the model's truth records share the link: 5 kHz of isr + app records take about
+    # 2.4 Mbit/s of the 2.55 that 3 Mbaud carries, with their truth about 4.2
+    assert choose_mode(5_000, ["isr", "app"], baud) == "records"
+    assert choose_mode(5_000, ["isr", "app"], baud, truth=True) == "statistics"
