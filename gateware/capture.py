@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Input capture: synchronise the target's pins, detect edges, timestamp them."""
 
 from amaranth import Cat, Module, Signal

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The rig's own registers: identity, configuration, the timebase and CLEAR."""
 
 from amaranth import Module, Signal

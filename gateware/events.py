@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Raw events: the feature that streams timestamped edges, and its queue for small
 FPGAs (one FIFO entry per cycle with edges, not per edge)."""
 

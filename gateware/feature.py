@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """What a rig feature is: a component that declares its registers and its streams.
 
 Every block the host sees (stimulus, targets, capture, raw events, latency records,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Heartbeat windows: how much CPU a target's background load got, window by window
 (docs/statistics.md)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The host link feature: the UART, packet framing, register commands and the
 arbiter that shares the link among the rig's packet streams (DESIGN §2)."""
 

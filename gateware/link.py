@@ -1,9 +1,12 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Host link: SLIP-framed packets with sequence numbers and CRC over the UART.
 
 The packet format is defined in :mod:`rtrig.protocol`; this module is its gateware
 side: :class:`PacketRx` (bytes → checked commands), :class:`CommandUnit` (commands →
 register accesses and responses) and :class:`PacketTx` (packets → escaped bytes).
 """
+
+from types import SimpleNamespace
 
 from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import crc, data, stream, wiring
@@ -345,7 +348,81 @@ class PacketTx(wiring.Component):
             body_byte = shreg[:8]
         phase = Signal(range(MAX_PAYLOAD + 6))
         esc_sent = Signal()
+        b = self._next_byte(m, phase, esc_sent, ptype, body_byte, crc_)
 
+        # The next byte and what sending it does, registered in PREP (one cycle before
+        # each SEND), so SEND starts from flip-flops.
+        out_q, raw_q = Signal(8), Signal(8)
+        adv_q, body_q, start_q, shift_q, end_q = (
+            Signal(name=n) for n in ("adv_q", "body_q", "start_q", "shift_q", "end_q"))
+        m.d.comb += self.bytes_out.payload.eq(out_q)
+
+        prep = "FETCH" if self.hold else "PREP"
+        with m.FSM():
+            with m.State("IDLE"):
+                if not self.hold:
+                    m.d.comb += self.pkt.ready.eq(1)
+                with m.If(self.pkt.valid):
+                    m.d.sync += [phase.eq(0), esc_sent.eq(0)]
+                    if self.hold:
+                        m.d.sync += index.eq(0)
+                    else:
+                        m.d.sync += [
+                            ptype.eq(self.pkt.payload.type),
+                            length.eq(self.pkt.payload.length),
+                            shreg.eq(self.pkt.payload.payload),
+                        ]
+                    m.next = "LEAD"
+            with m.State("LEAD"):
+                # A leading END closes off whatever a torn earlier packet left behind.
+                m.d.comb += [self.bytes_out.valid.eq(1), self.bytes_out.payload.eq(SLIP_END)]
+                m.d.sync += [b.len2.eq(length + 2), b.len3.eq(length + 3),
+                             b.len4.eq(length + 4)]
+                with m.If(self.bytes_out.ready):
+                    m.next = prep
+            if self.hold:
+                # In two steps: the 32-bit word, then the byte (each a short mux).
+                with m.State("FETCH"):
+                    m.d.sync += [ptype.eq(self.pkt.payload.type),
+                                 word.eq(self.pkt.payload.payload.word_select(index[2:], 32))]
+                    m.next = "FETCH_BYTE"
+                with m.State("FETCH_BYTE"):
+                    m.d.sync += body_byte.eq(word.word_select(index[:2], 8))
+                    m.next = "PREP"
+            with m.State("PREP"):
+                # (After the last body byte, the CRC register holds it from this cycle.)
+                m.d.sync += [out_q.eq(b.out), raw_q.eq(b.raw),
+                             adv_q.eq(~(b.special & ~esc_sent)),
+                             body_q.eq(b.is_body), start_q.eq(phase == 0),
+                             shift_q.eq((phase >= 2) & b.is_body), end_q.eq(b.is_end)]
+                m.next = "SEND"
+            with m.State("SEND"):
+                m.d.comb += [self.bytes_out.valid.eq(1), self.bytes_out.payload.eq(out_q)]
+                with m.If(self.bytes_out.ready):
+                    m.next = prep
+                    with m.If(~adv_q):
+                        m.d.sync += esc_sent.eq(1)
+                    with m.Else():
+                        m.d.sync += [esc_sent.eq(0), phase.eq(phase + 1)]
+                        with m.If(body_q):
+                            m.d.comb += [crc_.valid.eq(1), crc_.data.eq(raw_q),
+                                         crc_.start.eq(start_q)]
+                        with m.If(shift_q):
+                            if self.hold:
+                                m.d.sync += index.eq(index + 1)
+                            else:
+                                m.d.sync += shreg.eq(shreg >> 8)
+                        with m.If(end_q):
+                            m.d.sync += self.seq.eq(self.seq + 1)
+                            if self.hold:
+                                m.d.comb += self.pkt.ready.eq(1)
+                            m.next = "IDLE"
+        return m
+
+    def _next_byte(self, m, phase, esc_sent, ptype, body_byte, crc_):
+        """The byte at ``phase`` of the frame after the leading END (type, sequence
+        number, payload, CRC, END): ``raw``, and ``out`` as sent (SLIP-escaped: an
+        escape byte first when ``esc_sent`` is low, then the escaped code)."""
         raw = Signal(8)
         is_body = Signal()
         is_end = Signal()
@@ -378,71 +455,6 @@ class PacketTx(wiring.Component):
             m.d.comb += out.eq(Mux(raw == SLIP_END, SLIP_ESC_END, SLIP_ESC_ESC))
         with m.Else():
             m.d.comb += out.eq(raw)
-
-        # The next byte and what sending it does, registered in PREP (one cycle before
-        # each SEND), so SEND starts from flip-flops.
-        out_q, raw_q = Signal(8), Signal(8)
-        adv_q, body_q, start_q, shift_q, end_q = (
-            Signal(name=n) for n in ("adv_q", "body_q", "start_q", "shift_q", "end_q"))
-        m.d.comb += self.bytes_out.payload.eq(out_q)
-
-        prep = "FETCH" if self.hold else "PREP"
-        with m.FSM():
-            with m.State("IDLE"):
-                if not self.hold:
-                    m.d.comb += self.pkt.ready.eq(1)
-                with m.If(self.pkt.valid):
-                    m.d.sync += [phase.eq(0), esc_sent.eq(0)]
-                    if self.hold:
-                        m.d.sync += index.eq(0)
-                    else:
-                        m.d.sync += [
-                            ptype.eq(self.pkt.payload.type),
-                            length.eq(self.pkt.payload.length),
-                            shreg.eq(self.pkt.payload.payload),
-                        ]
-                    m.next = "LEAD"
-            with m.State("LEAD"):
-                # A leading END closes off whatever a torn earlier packet left behind.
-                m.d.comb += [self.bytes_out.valid.eq(1), self.bytes_out.payload.eq(SLIP_END)]
-                m.d.sync += [len2.eq(length + 2), len3.eq(length + 3), len4.eq(length + 4)]
-                with m.If(self.bytes_out.ready):
-                    m.next = prep
-            if self.hold:
-                # In two steps: the 32-bit word, then the byte (each a short mux).
-                with m.State("FETCH"):
-                    m.d.sync += [ptype.eq(self.pkt.payload.type),
-                                 word.eq(self.pkt.payload.payload.word_select(index[2:], 32))]
-                    m.next = "FETCH_BYTE"
-                with m.State("FETCH_BYTE"):
-                    m.d.sync += body_byte.eq(word.word_select(index[:2], 8))
-                    m.next = "PREP"
-            with m.State("PREP"):
-                # (After the last body byte, the CRC register holds it from this cycle.)
-                m.d.sync += [out_q.eq(out), raw_q.eq(raw), adv_q.eq(~(special & ~esc_sent)),
-                             body_q.eq(is_body), start_q.eq(phase == 0),
-                             shift_q.eq((phase >= 2) & is_body), end_q.eq(is_end)]
-                m.next = "SEND"
-            with m.State("SEND"):
-                m.d.comb += [self.bytes_out.valid.eq(1), self.bytes_out.payload.eq(out_q)]
-                with m.If(self.bytes_out.ready):
-                    m.next = prep
-                    with m.If(~adv_q):
-                        m.d.sync += esc_sent.eq(1)
-                    with m.Else():
-                        m.d.sync += [esc_sent.eq(0), phase.eq(phase + 1)]
-                        with m.If(body_q):
-                            m.d.comb += [crc_.valid.eq(1), crc_.data.eq(raw_q),
-                                         crc_.start.eq(start_q)]
-                        with m.If(shift_q):
-                            if self.hold:
-                                m.d.sync += index.eq(index + 1)
-                            else:
-                                m.d.sync += shreg.eq(shreg >> 8)
-                        with m.If(end_q):
-                            m.d.sync += self.seq.eq(self.seq + 1)
-                            if self.hold:
-                                m.d.comb += self.pkt.ready.eq(1)
-                            m.next = "IDLE"
-        return m
+        return SimpleNamespace(raw=raw, is_body=is_body, is_end=is_end, special=special,
+                               out=out, len2=len2, len3=len3, len4=len4)
 

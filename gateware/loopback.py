@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Loopback target: STIM0 echoed back after a programmable delay (calibration)."""
 
 from amaranth import Cat, Module, Signal

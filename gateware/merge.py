@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Merge record sources that cannot wait into one stream, counting what is lost."""
 
 from amaranth import Cat, Module, Mux, Shape, Signal

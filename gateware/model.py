@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Model target: a CPU-like device under test emulated in gateware.
 
 One CPU runs, in priority order: interrupt work (the ISR of the ``irq`` pin and the
@@ -5,8 +6,10 @@ kernel tick), then two equal-priority threads (APP, woken by the ISR through an
 auto-reset event, and LOAD, round-robin with a quantum). Its true per-pulse latencies
 are known and streamed out, so simulation tests can compare the rig's measurements
 with the truth sample by sample. The exact tick-level semantics are in
-``docs/model.md``; ``rtrig.host.model_ref`` reproduces them cycle for cycle.
+``docs/model.md``; ``rtrig.host.model.reference`` reproduces them cycle for cycle.
 """
+
+from types import SimpleNamespace
 
 from amaranth import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
@@ -49,6 +52,48 @@ def _xorshift32(x):
     a = x ^ (x << 13)[:32]
     b = a ^ (a >> 17)
     return b ^ (b << 5)[:32]
+
+
+class _State:
+    """The model's registers (``sync``), beside the parameters and the truth records'
+    holding slots."""
+
+    def __init__(self):
+        self.irq_prev = Signal()
+        self.now = Signal(32)          # cycles since reset
+        self.npulse = Signal(32)       # index of the next irq edge
+        self.pend = Signal()           # interrupt pending latch
+        self.pend_pulse = Signal(32)
+        self.pend_t0 = Signal(32)
+        self.tcnt = Signal(32)         # kernel tick down-counter, fires at 0
+        self.tz = Signal()             # tcnt == 0
+        self.tick_pend = Signal()
+        self.x = Signal(32)            # xorshift32 state
+        # isr_entry + jitter drawn from the current x (one cycle behind x):
+        # isr_entry + (x * (isr_jitter + 1)) >> 32.
+        self.entry = Signal(34)
+        self.advanced = Signal()       # x took a new value at the end of the last cycle
+        self.kind = Signal(2)          # interrupt-level activity
+        self.r = Signal(32)            # its remaining ticks, counting the current one
+        # "counter == 1" is kept as a flag next to each counter (set with every load), so
+        # no 32-bit compare sits on the decision paths.
+        self.r_is1, self.app_r_is1, self.q_is1, self.h_is1 = (
+            Signal(name=n) for n in ("r_is1", "app_r_is1", "q_is1", "h_is1"))
+        self.isr_pulse = Signal(32)
+        self.isr_t0 = Signal(32)
+        self.isr_lat = Signal(32)
+        self.app_phase = Signal(2)
+        self.app_r = Signal(32)
+        self.app_pulse = Signal(32)
+        self.app_t0 = Signal(32)
+        self.app_lat = Signal(32)
+        self.ev = Signal()             # auto-reset APP event (one queued job)
+        self.ev_pulse = Signal(32)
+        self.ev_t0 = Signal(32)
+        self.turn_load = Signal(init=1)  # LOAD holds the thread-level CPU for its quantum
+        self.q = Signal(32)            # LOAD quantum left
+        self.h = Signal(32)            # LOAD work left to the next heartbeat toggle
+        self.hb = Signal()
 
 
 class ModelTarget(wiring.Component):
@@ -122,9 +167,73 @@ class ModelTarget(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        p = self._parameters(m)
+        s = _State()
+        m.d.comb += [
+            self.isr_out.eq(s.kind == _ISR_SERVICE),
+            self.app_out.eq(s.app_phase == _APP_SERVICE),
+            self.heartbeat.eq(s.hb),
+        ]
+        t = self._truth_slots(m)
+        d = self._decisions(m, p, s)
+        j = self._jitter(m, p)
+        due = self._records_due(m, s, t, d)
 
-        # Parameters are constant while the model runs: registered, with the derived
-        # values the decisions need, so no parameter compare sits on a decision path.
+        m.d.sync += s.irq_prev.eq(self.irq)
+
+        with m.If(self.reset):
+            m.d.sync += [
+                s.now.eq(0), s.npulse.eq(0), s.pend.eq(0), s.tick_pend.eq(0),
+                s.tcnt.eq(self.tick_period), s.tz.eq(p.tp_z),
+                s.x.eq(self.seed), j.x_nx.eq(j.seed_nx),
+                s.entry.eq(j.entry_seed), s.advanced.eq(0),
+                s.kind.eq(_NONE), s.app_phase.eq(_APP_IDLE), s.ev.eq(0),
+                s.turn_load.eq(1), s.q.eq(p.quantum), s.h.eq(p.hb_work), s.hb.eq(0),
+                s.q_is1.eq(p.quantum_is1), s.h_is1.eq(p.hb_is1),
+                t.a_isr.eq(0), t.a_app.eq(0), t.b_isr.eq(0), t.b_app.eq(0), t.c_app.eq(0),
+                self.truth_overflow.eq(0), due.overflow_q.eq(0),
+            ]
+        with m.Else():
+            m.d.sync += [
+                s.now.eq(due.now1),
+                s.advanced.eq(d.take_irq),
+                due.overflow_q.eq(due.overflow_inc),
+                self.truth_overflow.eq(self.truth_overflow + due.overflow_q),
+                t.a_isr.eq(t.a_isr_k), t.a_app.eq(t.a_app_k),
+                t.b_isr.eq(t.b_isr_k), t.b_app.eq(t.b_app_k), t.c_app.eq(t.c_app_k),
+            ]
+            with m.If(d.edge):
+                m.d.sync += s.npulse.eq(s.npulse + 1)
+
+            with m.If(s.advanced):         # the entry time drawn from the new x
+                m.d.sync += s.entry.eq(j.entry_x)
+
+            # kernel tick timer
+            with m.If(d.fire):
+                m.d.sync += [s.tcnt.eq(p.tp_m1), s.tz.eq(p.tp_is1)]
+            with m.Else():
+                m.d.sync += [s.tcnt.eq(s.tcnt - 1), s.tz.eq(s.tcnt == 1)]
+
+            self._take_interrupts(m, p, s, d, j, due.now1)
+            self._interrupt_work(m, p, s, d, due.now1)
+            self._load_thread(m, p, s, d)
+            self._app_thread(m, p, s, d, due.now1)
+
+            # truth records (after the slot clears above, so these win)
+            with m.If(due.lost & t.a_free):
+                m.d.sync += [t.a_isr.eq(1), t.a_app.eq(self.app_enable), t.a_pulse.eq(s.npulse)]
+            with m.If(due.isr_end & t.b_free):
+                m.d.sync += [t.b_isr.eq(1), t.b_app.eq(due.ev_lost), t.b_pulse.eq(s.isr_pulse),
+                             t.b_lat.eq(s.isr_lat), t.b_comp.eq(due.now1 - s.isr_t0)]
+            with m.If(due.app_end & t.c_free):
+                m.d.sync += [t.c_app.eq(1), t.c_pulse.eq(s.app_pulse), t.c_lat.eq(s.app_lat),
+                             t.c_comp.eq(due.now1 - s.app_t0)]
+        return m
+
+    def _parameters(self, m):
+        """The parameters, registered, with the derived values the decisions need, so
+        no parameter compare sits on a decision path (they are constant while the model
+        runs)."""
         def at_least_1(name, value):
             s = Signal(32, name=name)
             m.d.sync += s.eq(Mux(value == 0, 1, value))
@@ -146,55 +255,24 @@ class ModelTarget(wiring.Component):
                      asvc_is1.eq(self.app_service <= 1), quantum_is1.eq(self.load_quantum <= 1),
                      hb_is1.eq(self.heartbeat_work <= 1), ts_is2.eq(self.tick_service == 2)]
         tp_nz, tp_z, tp_is1, tp_m1 = Signal(), Signal(), Signal(), Signal(32)
-        j1, ie = Signal(33), Signal(32)
+        # (A list: the two stay unnamed in the netlist; a name can move placement.)
+        j1, ie = [Signal(33), Signal(32)]
         m.d.sync += [
             ts_is1.eq(self.tick_service <= 1), ts_m1.eq(self.tick_service - 1),
             tp_nz.eq(self.tick_period != 0), tp_z.eq(self.tick_period == 0),
             tp_is1.eq(self.tick_period == 1), tp_m1.eq(self.tick_period - 1),
             j1.eq(self.isr_jitter + 1), ie.eq(self.isr_entry),
         ]
+        return SimpleNamespace(
+            isr_service=isr_service, app_wake=app_wake, app_service=app_service,
+            quantum=quantum, hb_work=hb_work, ts_is1=ts_is1, ts_m1=ts_m1, svc_is1=svc_is1,
+            wake_is1=wake_is1, asvc_is1=asvc_is1, quantum_is1=quantum_is1, hb_is1=hb_is1,
+            ts_is2=ts_is2, tp_nz=tp_nz, tp_z=tp_z, tp_is1=tp_is1, tp_m1=tp_m1, j1=j1, ie=ie)
 
-        # --- state ---------------------------------------------------------------
-        irq_prev = Signal()
-        now = Signal(32)          # cycles since reset
-        npulse = Signal(32)       # index of the next irq edge
-        pend = Signal()           # interrupt pending latch
-        pend_pulse = Signal(32)
-        pend_t0 = Signal(32)
-        tcnt = Signal(32)         # kernel tick down-counter, fires at 0
-        tz = Signal()             # tcnt == 0
-        tick_pend = Signal()
-        x = Signal(32)            # xorshift32 state
-        # isr_entry + jitter drawn from the current x (one cycle behind x):
-        # isr_entry + (x * (isr_jitter + 1)) >> 32.
-        entry = Signal(34)
-        kind = Signal(2)          # interrupt-level activity
-        r = Signal(32)            # its remaining ticks, counting the current one
-        r_is1, app_r_is1, q_is1, h_is1 = (Signal(name=n) for n in
-                                          ("r_is1", "app_r_is1", "q_is1", "h_is1"))
-        isr_pulse = Signal(32)
-        isr_t0 = Signal(32)
-        isr_lat = Signal(32)
-        app_phase = Signal(2)
-        app_r = Signal(32)
-        app_pulse = Signal(32)
-        app_t0 = Signal(32)
-        app_lat = Signal(32)
-        ev = Signal()             # auto-reset APP event (one queued job)
-        ev_pulse = Signal(32)
-        ev_t0 = Signal(32)
-        turn_load = Signal(init=1)  # LOAD holds the thread-level CPU for its quantum
-        q = Signal(32)            # LOAD quantum left
-        h = Signal(32)            # LOAD work left to the next heartbeat toggle
-        hb = Signal()
-
-        m.d.comb += [
-            self.isr_out.eq(kind == _ISR_SERVICE),
-            self.app_out.eq(app_phase == _APP_SERVICE),
-            self.heartbeat.eq(hb),
-        ]
-
-        # --- truth record holding slots and output arbiter -------------------------
+    def _truth_slots(self, m):
+        """The truth records' holding slots (a: a lost pulse, b: an ISR end, c: an APP
+        end) and the output arbiter; with each slot's flags still set after this
+        cycle's transfer (``*_k``) and whether it is free for a new record."""
         a_isr, a_app, a_pulse = Signal(), Signal(), Signal(32)            # lost pulse
         b_isr, b_app = Signal(), Signal()                                 # ISR end
         b_pulse, b_lat, b_comp = Signal(32), Signal(32), Signal(32)
@@ -220,17 +298,24 @@ class ModelTarget(wiring.Component):
         m.d.comb += self.truth.valid.eq(a_isr | a_app | b_isr | b_app | c_app)
         xfer = Signal()
         m.d.comb += xfer.eq(self.truth.valid & self.truth.ready)
-        # flags still set after this cycle's transfer
-        a_isr_k = a_isr & ~(xfer & (sel == 0))
-        a_app_k = a_app & ~(xfer & (sel == 1))
-        b_isr_k = b_isr & ~(xfer & (sel == 2))
-        b_app_k = b_app & ~(xfer & (sel == 3))
-        c_app_k = c_app & ~(xfer & (sel == 4))
-        a_free = ~(a_isr_k | a_app_k)
-        b_free = ~(b_isr_k | b_app_k)
-        c_free = ~c_app_k
+        t = SimpleNamespace(
+            a_isr=a_isr, a_app=a_app, a_pulse=a_pulse, b_isr=b_isr, b_app=b_app,
+            b_pulse=b_pulse, b_lat=b_lat, b_comp=b_comp, c_app=c_app, c_pulse=c_pulse,
+            c_lat=c_lat, c_comp=c_comp,
+            # flags still set after this cycle's transfer
+            a_isr_k=a_isr & ~(xfer & (sel == 0)),
+            a_app_k=a_app & ~(xfer & (sel == 1)),
+            b_isr_k=b_isr & ~(xfer & (sel == 2)),
+            b_app_k=b_app & ~(xfer & (sel == 3)),
+            c_app_k=c_app & ~(xfer & (sel == 4)))
+        t.a_free = ~(t.a_isr_k | t.a_app_k)
+        t.b_free = ~(t.b_isr_k | t.b_app_k)
+        t.c_free = ~t.c_app_k
+        return t
 
-        # --- combinational decisions for the current cycle ---------------------------
+    def _decisions(self, m, p, s):
+        """The combinational decisions for the current cycle: who has the CPU, and the
+        pulse an interrupt taken now serves."""
         edge = Signal()
         fire = Signal()
         free = Signal()
@@ -240,36 +325,46 @@ class ModelTarget(wiring.Component):
         load_runs = Signal()
         app_runs = Signal()
         m.d.comb += [
-            edge.eq(self.irq & ~irq_prev),
-            fire.eq(tp_nz & tz),
-            free.eq(kind == _NONE),
-            take_irq.eq(free & (pend | edge)),
-            take_tick.eq(free & ~pend & ~edge & (tick_pend | fire)),
-            thread.eq(free & ~pend & ~edge & ~tick_pend & ~fire),
-            load_runs.eq(thread & self.load_en & turn_load),
-            app_runs.eq(thread & (app_phase != _APP_IDLE) & ~load_runs),
+            edge.eq(self.irq & ~s.irq_prev),
+            fire.eq(p.tp_nz & s.tz),
+            free.eq(s.kind == _NONE),
+            take_irq.eq(free & (s.pend | edge)),
+            take_tick.eq(free & ~s.pend & ~edge & (s.tick_pend | fire)),
+            thread.eq(free & ~s.pend & ~edge & ~s.tick_pend & ~fire),
+            load_runs.eq(thread & self.load_en & s.turn_load),
+            app_runs.eq(thread & (s.app_phase != _APP_IDLE) & ~load_runs),
         ]
 
         taken_pulse = Signal(32)
         taken_t0 = Signal(32)
         m.d.comb += [
-            taken_pulse.eq(Mux(pend, pend_pulse, npulse)),
-            taken_t0.eq(Mux(pend, pend_t0, now)),
+            taken_pulse.eq(Mux(s.pend, s.pend_pulse, s.npulse)),
+            taken_t0.eq(Mux(s.pend, s.pend_t0, s.now)),
         ]
-        # The jitter multiply, pipelined and computed ahead: x changes only when an
-        # interrupt is taken (never in two consecutive cycles) or at reset, so the next
-        # x, xorshift(x), is known a cycle before x takes it. Stage A: four partial
-        # products; stage B: the middle sum and isr_entry added to the high product;
-        # then one adder gives isr_entry + jitter. One pipeline follows the next x,
-        # one the seed (for reset).
+        return SimpleNamespace(edge=edge, fire=fire, free=free, take_irq=take_irq,
+                               take_tick=take_tick, load_runs=load_runs, app_runs=app_runs,
+                               taken_pulse=taken_pulse, taken_t0=taken_t0)
+
+    def _jitter(self, m, p):
+        """The ISR entry time with its jitter: ``isr_entry + (x * (isr_jitter + 1)) >>
+        32`` for the next ``x`` (``entry_x``) and for the seed (``entry_seed``, at
+        reset), and ``x_nx``, the register that steps with ``x`` holding its next value.
+
+        The multiply is pipelined and computed ahead: x changes only when an interrupt
+        is taken (never in two consecutive cycles) or at reset, so the next x,
+        xorshift(x), is known a cycle before x takes it. Stage A: four partial
+        products; stage B: the middle sum and isr_entry added to the high product; then
+        one adder gives isr_entry + jitter. One pipeline follows the next x, one the
+        seed (for reset).
+        """
         def entry_pipe(name, v):
             pll, phl = Signal(32, name=f"{name}_ll"), Signal(32, name=f"{name}_hl")
             plh, phh = Signal(33, name=f"{name}_lh"), Signal(33, name=f"{name}_hh")
-            m.d.sync += [pll.eq(v[:16] * j1[:16]), plh.eq(v[:16] * j1[16:]),
-                         phl.eq(v[16:] * j1[:16]), phh.eq(v[16:] * j1[16:])]
+            m.d.sync += [pll.eq(v[:16] * p.j1[:16]), plh.eq(v[:16] * p.j1[16:]),
+                         phl.eq(v[16:] * p.j1[:16]), phh.eq(v[16:] * p.j1[16:])]
             lo, mid, hi = (Signal(32, name=f"{name}_lo"), Signal(34, name=f"{name}_mid"),
                            Signal(34, name=f"{name}_hi"))
-            m.d.sync += [lo.eq(pll), mid.eq(plh + phl), hi.eq(phh + ie)]
+            m.d.sync += [lo.eq(pll), mid.eq(plh + phl), hi.eq(phh + p.ie)]
             total = Signal(34, name=f"{name}_entry")
             m.d.comb += total.eq((Cat(lo, hi) + (mid << 16))[32:])
             return total
@@ -281,155 +376,122 @@ class ModelTarget(wiring.Component):
         m.d.comb += x_next.eq(Mux(self.reset, seed_nx, x_nx))
         entry_x = entry_pipe("jx", x_next)
         entry_seed = entry_pipe("js", self.seed)
-        advanced = Signal()       # x took a new value at the end of the last cycle
-        now1 = Signal(32)
-        m.d.comb += now1.eq(now + 1)
+        return SimpleNamespace(x_nx=x_nx, seed_nx=seed_nx, entry_x=entry_x,
+                               entry_seed=entry_seed)
 
-        # new truth records due at the end of this cycle
+    def _records_due(self, m, s, t, d):
+        """The truth records due at the end of this cycle, and the overflow count of
+        those that find their slot taken."""
+        now1 = Signal(32)
+        m.d.comb += now1.eq(s.now + 1)
+
         lost = Signal()        # an irq edge hit a set pending latch
         isr_end = Signal()     # last ISR service tick
         ev_lost = Signal()     # ... and the APP event was already set
         app_end = Signal()     # last APP service tick
         m.d.comb += [
-            lost.eq(edge & pend & ~take_irq),
-            isr_end.eq((kind == _ISR_SERVICE) & r_is1),
-            ev_lost.eq(isr_end & self.app_enable & (app_phase != _APP_IDLE) & ev),
-            app_end.eq(app_runs & (app_phase == _APP_SERVICE) & app_r_is1),
+            lost.eq(d.edge & s.pend & ~d.take_irq),
+            isr_end.eq((s.kind == _ISR_SERVICE) & s.r_is1),
+            ev_lost.eq(isr_end & self.app_enable & (s.app_phase != _APP_IDLE) & s.ev),
+            app_end.eq(d.app_runs & (s.app_phase == _APP_SERVICE) & s.app_r_is1),
         ]
 
         overflow_inc = Signal(3)
         overflow_q = Signal(3)    # registered before the count: it shows a cycle late
         m.d.comb += overflow_inc.eq(
-            Mux(lost & ~a_free, 1 + self.app_enable, 0)
-            + Mux(isr_end & ~b_free, 1 + ev_lost, 0)
-            + Mux(app_end & ~c_free, 1, 0))
+            Mux(lost & ~t.a_free, 1 + self.app_enable, 0)
+            + Mux(isr_end & ~t.b_free, 1 + ev_lost, 0)
+            + Mux(app_end & ~t.c_free, 1, 0))
+        return SimpleNamespace(now1=now1, lost=lost, isr_end=isr_end, ev_lost=ev_lost,
+                               app_end=app_end, overflow_inc=overflow_inc,
+                               overflow_q=overflow_q)
 
-        m.d.sync += irq_prev.eq(self.irq)
-
-        with m.If(self.reset):
+    def _take_interrupts(self, m, p, s, d, j, now1):
+        """The pending latch, taking the interrupt, and taking the kernel tick."""
+        with m.If(d.take_irq):
             m.d.sync += [
-                now.eq(0), npulse.eq(0), pend.eq(0), tick_pend.eq(0),
-                tcnt.eq(self.tick_period), tz.eq(tp_z),
-                x.eq(self.seed), x_nx.eq(seed_nx),
-                entry.eq(entry_seed), advanced.eq(0),
-                kind.eq(_NONE), app_phase.eq(_APP_IDLE), ev.eq(0),
-                turn_load.eq(1), q.eq(quantum), h.eq(hb_work), hb.eq(0),
-                q_is1.eq(quantum_is1), h_is1.eq(hb_is1),
-                a_isr.eq(0), a_app.eq(0), b_isr.eq(0), b_app.eq(0), c_app.eq(0),
-                self.truth_overflow.eq(0), overflow_q.eq(0),
+                s.isr_pulse.eq(d.taken_pulse),
+                s.isr_t0.eq(d.taken_t0),
+                s.pend.eq(s.pend & d.edge),
+                s.x.eq(j.x_nx), j.x_nx.eq(_xorshift32(j.x_nx)),
             ]
-        with m.Else():
-            m.d.sync += [
-                now.eq(now1),
-                advanced.eq(take_irq),
-                overflow_q.eq(overflow_inc),
-                self.truth_overflow.eq(self.truth_overflow + overflow_q),
-                a_isr.eq(a_isr_k), a_app.eq(a_app_k),
-                b_isr.eq(b_isr_k), b_app.eq(b_app_k), c_app.eq(c_app_k),
-            ]
-            with m.If(edge):
-                m.d.sync += npulse.eq(npulse + 1)
-
-            # kernel tick timer
-            with m.If(advanced):
-                m.d.sync += entry.eq(entry_x)
-
-            with m.If(fire):
-                m.d.sync += [tcnt.eq(tp_m1), tz.eq(tp_is1)]
+            with m.If(s.pend & d.edge):
+                m.d.sync += [s.pend_pulse.eq(s.npulse), s.pend_t0.eq(s.now)]
+            with m.If(s.entry <= 1):
+                m.d.sync += [s.kind.eq(_ISR_SERVICE), s.r.eq(p.isr_service),
+                             s.r_is1.eq(p.svc_is1), s.isr_lat.eq(now1 - d.taken_t0)]
             with m.Else():
-                m.d.sync += [tcnt.eq(tcnt - 1), tz.eq(tcnt == 1)]
+                m.d.sync += [s.kind.eq(_ISR_ENTRY), s.r.eq(s.entry - 1),
+                             s.r_is1.eq(s.entry == 2)]
+        with m.Elif(d.edge & ~s.pend):
+            m.d.sync += [s.pend.eq(1), s.pend_pulse.eq(s.npulse), s.pend_t0.eq(s.now)]
 
-            # pending latch and taking the interrupt
-            with m.If(take_irq):
-                m.d.sync += [
-                    isr_pulse.eq(taken_pulse),
-                    isr_t0.eq(taken_t0),
-                    pend.eq(pend & edge),
-                    x.eq(x_nx), x_nx.eq(_xorshift32(x_nx)),
-                ]
-                with m.If(pend & edge):
-                    m.d.sync += [pend_pulse.eq(npulse), pend_t0.eq(now)]
-                with m.If(entry <= 1):
-                    m.d.sync += [kind.eq(_ISR_SERVICE), r.eq(isr_service), r_is1.eq(svc_is1),
-                                 isr_lat.eq(now1 - taken_t0)]
-                with m.Else():
-                    m.d.sync += [kind.eq(_ISR_ENTRY), r.eq(entry - 1), r_is1.eq(entry == 2)]
-            with m.Elif(edge & ~pend):
-                m.d.sync += [pend.eq(1), pend_pulse.eq(npulse), pend_t0.eq(now)]
+        with m.If(d.take_tick):
+            m.d.sync += s.tick_pend.eq(s.tick_pend & d.fire)
+            with m.If(p.ts_is1):
+                m.d.sync += s.kind.eq(_NONE)
+            with m.Else():
+                m.d.sync += [s.kind.eq(_TICK), s.r.eq(p.ts_m1), s.r_is1.eq(p.ts_is2)]
+        with m.Elif(d.fire):
+            m.d.sync += s.tick_pend.eq(1)
 
-            with m.If(take_tick):
-                m.d.sync += tick_pend.eq(tick_pend & fire)
-                with m.If(ts_is1):
-                    m.d.sync += kind.eq(_NONE)
-                with m.Else():
-                    m.d.sync += [kind.eq(_TICK), r.eq(ts_m1), r_is1.eq(ts_is2)]
-            with m.Elif(fire):
-                m.d.sync += tick_pend.eq(1)
+    def _interrupt_work(self, m, p, s, d, now1):
+        """Interrupt work in progress (runs to completion, never nested); the ISR's end
+        wakes APP or sets its event."""
+        with m.If(~d.free):
+            with m.If(s.r_is1):
+                with m.Switch(s.kind):
+                    with m.Case(_ISR_ENTRY):
+                        m.d.sync += [s.kind.eq(_ISR_SERVICE), s.r.eq(p.isr_service),
+                                     s.r_is1.eq(p.svc_is1),
+                                     s.isr_lat.eq(now1 - s.isr_t0)]
+                    with m.Case(_ISR_SERVICE):
+                        m.d.sync += s.kind.eq(_NONE)
+                        with m.If(self.app_enable):
+                            with m.If(s.app_phase == _APP_IDLE):
+                                m.d.sync += [s.app_phase.eq(_APP_WAKE), s.app_r.eq(p.app_wake),
+                                             s.app_r_is1.eq(p.wake_is1),
+                                             s.app_pulse.eq(s.isr_pulse),
+                                             s.app_t0.eq(s.isr_t0)]
+                            with m.Elif(~s.ev):
+                                m.d.sync += [s.ev.eq(1), s.ev_pulse.eq(s.isr_pulse),
+                                             s.ev_t0.eq(s.isr_t0)]
+                    with m.Case(_TICK):
+                        m.d.sync += s.kind.eq(_NONE)
+            with m.Else():
+                m.d.sync += [s.r.eq(s.r - 1), s.r_is1.eq(s.r == 2)]
 
-            # interrupt work in progress (runs to completion, never nested)
-            with m.If(~free):
-                with m.If(r_is1):
-                    with m.Switch(kind):
-                        with m.Case(_ISR_ENTRY):
-                            m.d.sync += [kind.eq(_ISR_SERVICE), r.eq(isr_service),
-                                         r_is1.eq(svc_is1),
-                                         isr_lat.eq(now1 - isr_t0)]
-                        with m.Case(_ISR_SERVICE):
-                            m.d.sync += kind.eq(_NONE)
-                            with m.If(self.app_enable):
-                                with m.If(app_phase == _APP_IDLE):
-                                    m.d.sync += [app_phase.eq(_APP_WAKE), app_r.eq(app_wake),
-                                                 app_r_is1.eq(wake_is1),
-                                                 app_pulse.eq(isr_pulse), app_t0.eq(isr_t0)]
-                                with m.Elif(~ev):
-                                    m.d.sync += [ev.eq(1), ev_pulse.eq(isr_pulse),
-                                                 ev_t0.eq(isr_t0)]
-                        with m.Case(_TICK):
-                            m.d.sync += kind.eq(_NONE)
-                with m.Else():
-                    m.d.sync += [r.eq(r - 1), r_is1.eq(r == 2)]
+    def _load_thread(self, m, p, s, d):
+        """The LOAD thread: heartbeat work and its round-robin quantum."""
+        with m.If(d.load_runs):
+            with m.If(s.h_is1):
+                m.d.sync += [s.h.eq(p.hb_work), s.h_is1.eq(p.hb_is1), s.hb.eq(~s.hb)]
+            with m.Else():
+                m.d.sync += [s.h.eq(s.h - 1), s.h_is1.eq(s.h == 2)]
+            with m.If(s.q_is1):
+                m.d.sync += [s.q.eq(p.quantum), s.q_is1.eq(p.quantum_is1),
+                             s.turn_load.eq(s.app_phase == _APP_IDLE)]
+            with m.Else():
+                m.d.sync += [s.q.eq(s.q - 1), s.q_is1.eq(s.q == 2)]
 
-            # LOAD thread
-            with m.If(load_runs):
-                with m.If(h_is1):
-                    m.d.sync += [h.eq(hb_work), h_is1.eq(hb_is1), hb.eq(~hb)]
+    def _app_thread(self, m, p, s, d, now1):
+        """The APP thread: wake-up, then service."""
+        with m.If(d.app_runs):
+            with m.If(s.app_r_is1):
+                with m.If(s.app_phase == _APP_WAKE):
+                    m.d.sync += [s.app_phase.eq(_APP_SERVICE), s.app_r.eq(p.app_service),
+                                 s.app_r_is1.eq(p.asvc_is1),
+                                 s.app_lat.eq(now1 - s.app_t0)]
                 with m.Else():
-                    m.d.sync += [h.eq(h - 1), h_is1.eq(h == 2)]
-                with m.If(q_is1):
-                    m.d.sync += [q.eq(quantum), q_is1.eq(quantum_is1),
-                                 turn_load.eq(app_phase == _APP_IDLE)]
-                with m.Else():
-                    m.d.sync += [q.eq(q - 1), q_is1.eq(q == 2)]
-
-            # APP thread
-            with m.If(app_runs):
-                with m.If(app_r_is1):
-                    with m.If(app_phase == _APP_WAKE):
-                        m.d.sync += [app_phase.eq(_APP_SERVICE), app_r.eq(app_service),
-                                     app_r_is1.eq(asvc_is1),
-                                     app_lat.eq(now1 - app_t0)]
+                    # job done: LOAD gets a fresh quantum; a queued event
+                    # starts the next job, which waits for that quantum.
+                    m.d.sync += [s.turn_load.eq(1), s.q.eq(p.quantum), s.q_is1.eq(p.quantum_is1)]
+                    with m.If(s.ev):
+                        m.d.sync += [s.ev.eq(0), s.app_phase.eq(_APP_WAKE), s.app_r.eq(p.app_wake),
+                                     s.app_r_is1.eq(p.wake_is1),
+                                     s.app_pulse.eq(s.ev_pulse), s.app_t0.eq(s.ev_t0)]
                     with m.Else():
-                        # job done: LOAD gets a fresh quantum; a queued event
-                        # starts the next job, which waits for that quantum.
-                        m.d.sync += [turn_load.eq(1), q.eq(quantum), q_is1.eq(quantum_is1)]
-                        with m.If(ev):
-                            m.d.sync += [ev.eq(0), app_phase.eq(_APP_WAKE), app_r.eq(app_wake),
-                                         app_r_is1.eq(wake_is1),
-                                         app_pulse.eq(ev_pulse), app_t0.eq(ev_t0)]
-                        with m.Else():
-                            m.d.sync += app_phase.eq(_APP_IDLE)
-                with m.Else():
-                    m.d.sync += [app_r.eq(app_r - 1), app_r_is1.eq(app_r == 2)]
-
-            # truth records (after the slot clears above, so these win)
-            with m.If(lost & a_free):
-                m.d.sync += [a_isr.eq(1), a_app.eq(self.app_enable), a_pulse.eq(npulse)]
-            with m.If(isr_end & b_free):
-                m.d.sync += [b_isr.eq(1), b_app.eq(ev_lost), b_pulse.eq(isr_pulse),
-                             b_lat.eq(isr_lat), b_comp.eq(now1 - isr_t0)]
-            with m.If(app_end & c_free):
-                m.d.sync += [c_app.eq(1), c_pulse.eq(app_pulse), c_lat.eq(app_lat),
-                             c_comp.eq(now1 - app_t0)]
-
-        return m
+                        m.d.sync += s.app_phase.eq(_APP_IDLE)
+            with m.Else():
+                m.d.sync += [s.app_r.eq(s.app_r - 1), s.app_r_is1.eq(s.app_r == 2)]
 

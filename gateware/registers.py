@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The register file, generated from the register map in :mod:`rtrig.protocol`."""
 
 from amaranth import Module, Mux, Signal

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The reference target: a VexRiscv SoC that runs the project's firmware.
 
 The memory map is ``firmware/boards/rtrig-soc/soc_map.h`` (docs/soc-memory-map.md);
@@ -122,15 +123,44 @@ class SoCBus(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        d_write, d_req, io_rdata = self._ram(m)
+
+        # I/O registers: decoded on the full byte address; writes act in their (single)
+        # cycle, reads are registered into io_rdata for the acknowledge cycle.
+        addr = Cat(C(0, 2), self.dbus.adr)
+        wdata = self.dbus.dat_w
+
+        def wr(name):
+            return d_write & (addr == IO_MAP[name])
+
+        reads = {}
+        self._gpio(m, wr, wdata, reads)
+        mtime = self._timer(m, wr, wdata, reads)
+        self._interrupts(m, wr, wdata, mtime, reads)
+        self._system(m, wr, wdata, reads)
+
+        with m.If(d_req):
+            with m.Switch(addr):
+                for name, value in reads.items():
+                    with m.Case(IO_MAP[name]):
+                        m.d.sync += io_rdata.eq(value)
+                with m.Default():
+                    m.d.sync += io_rdata.eq(0)
+        return m
+
+    def _ram(self, m):
+        """The RAM: one read port per bus, the write port on the data bus. A read is
+        acknowledged the cycle after its request; in an incrementing burst (cache line
+        refill, CTI = 0b010) the next word is read ahead, so a line takes 9 cycles. A
+        write is acknowledged at once and done at the end of that cycle. The data bus
+        reads I/O (address bit 31) from ``io_rdata``.
+
+        Returns the data bus's write strobe, its read request (a read's first cycle)
+        and ``io_rdata``.
+        """
         depth = RAM_BYTES // 4
         aw = (depth - 1).bit_length()
         ibus, dbus = self.ibus, self.dbus
-        timer_irq, ext_irq = self.timer_irq, self.ext_irq
-
-        # RAM: one read port per bus, the write port on the data bus. A read is
-        # acknowledged the cycle after its request; in an incrementing burst (cache line
-        # refill, CTI = 0b010) the next word is read ahead, so a line takes 9 cycles. A
-        # write is acknowledged at once and done at the end of that cycle.
         m.submodules.ram = ram = Memory(shape=32, depth=depth, init=self.words)
         i_rd = ram.read_port()
         d_rd = ram.read_port()
@@ -162,18 +192,10 @@ class SoCBus(wiring.Component):
             d_wr.en.eq(Mux(d_write & ~d_io, dbus.sel, 0)),
             dbus.dat_r.eq(Mux(io_sel, io_rdata, d_rd.data)),
         ]
+        return d_write, d_req, io_rdata
 
-        # I/O registers: decoded on the full byte address; writes act in their (single)
-        # cycle, reads are registered into io_rdata for the acknowledge cycle.
-        addr = Cat(C(0, 2), dbus.adr)
-        wdata = dbus.dat_w
-
-        def wr(name):
-            return d_write & (addr == IO_MAP[name])
-
-        reads = {}
-
-        # GPIO
+    def _gpio(self, m, wr, wdata, reads):
+        """GPIO: the outputs (written, set and cleared by mask) and the input."""
         gpio_out = Signal(N_GPIO_OUT)
         gpio_in = Signal(1)
         m.submodules.gpio_sync = cdc.FFSynchronizer(self.gpio_in, gpio_in, stages=2)
@@ -187,7 +209,8 @@ class SoCBus(wiring.Component):
         reads["GPIO_OUT"] = gpio_out
         reads["GPIO_IN"] = gpio_in
 
-        # Machine timer: mtime counts every cycle from reset.
+    def _timer(self, m, wr, wdata, reads):
+        """The machine timer: ``mtime`` (returned) counts every cycle from reset."""
         mtime = Signal(64)
         mtimecmp = Signal(64, init=(1 << 64) - 1)
         m.d.sync += mtime.eq(mtime + 1)
@@ -195,16 +218,21 @@ class SoCBus(wiring.Component):
             m.d.sync += mtimecmp[:32].eq(wdata)
         with m.If(wr("MTIMECMP_HI")):
             m.d.sync += mtimecmp[32:].eq(wdata)
-        m.d.sync += timer_irq.eq(mtime >= mtimecmp)
+        m.d.sync += self.timer_irq.eq(mtime >= mtimecmp)
         reads.update(MTIME_LO=mtime[:32], MTIME_HI=mtime[32:],
                      MTIMECMP_LO=mtimecmp[:32], MTIMECMP_HI=mtimecmp[32:])
+        return mtime
 
-        # Edge-latched interrupt lines. STAMP (line 0) and STAMP1 hold mtime of the
-        # cycle the synchronised edge was detected, so firmware can time its own entry
-        # (docs/soc.md). Each line has a priority (0..3); the CPU's interrupt is raised
-        # while a pending, enabled line's priority is above THRESHOLD, and CLAIM names
-        # the highest such line (the lower line on a tie; all ones: none), so a kernel
-        # can raise THRESHOLD to a line's priority and let only higher ones preempt it.
+    def _interrupts(self, m, wr, wdata, mtime, reads):
+        """Edge-latched interrupt lines.
+
+        STAMP (line 0) and STAMP1 hold mtime of the cycle the synchronised edge was
+        detected, so firmware can time its own entry (docs/soc.md). Each line has a
+        priority (0..3); the CPU's interrupt is raised while a pending, enabled line's
+        priority is above THRESHOLD, and CLAIM names the highest such line (the lower
+        line on a tie; all ones: none), so a kernel can raise THRESHOLD to a line's
+        priority and let only higher ones preempt it.
+        """
         pins = Signal(N_IRQ)
         pins_prev = Signal(N_IRQ)
         m.submodules.irq_sync = cdc.FFSynchronizer(self.irq, pins, stages=IRQ_SYNC_STAGES)
@@ -236,13 +264,14 @@ class SoCBus(wiring.Component):
         p0, p1 = priority[0:2], priority[2:4]
         m.d.comb += claim.eq(Mux(live[0] & (~live[1] | (p0 >= p1)), 0,
                                  Mux(live[1], 1, 0xFFFF_FFFF)))
-        m.d.comb += ext_irq.eq(live[0] | live[1])     # as fast as before: no register
+        m.d.comb += self.ext_irq.eq(live[0] | live[1])     # as fast as before: no register
         reads.update(IRQ_PENDING=pending, IRQ_ENABLE=enable, IRQ_PIN=pins,
                      IRQ_STAMP=stamps[0], IRQ_STAMP1=stamps[1],
                      IRQ_PRIORITY=Cat(priority[0:2], C(0, 2), priority[2:4]),
                      IRQ_THRESHOLD=threshold, IRQ_CLAIM=claim)
 
-        # System: console, simulation exit, ID, trace.
+    def _system(self, m, wr, wdata, reads):
+        """System registers: console, simulation exit, ID, trace."""
         m.d.sync += [
             self.console_valid.eq(wr("CONSOLE_TX")),
             self.exit_valid.eq(wr("SIM_EXIT")),
@@ -255,15 +284,6 @@ class SoCBus(wiring.Component):
         with m.If(wr("TRACE")):
             m.d.sync += self.trace_data.eq(wdata)
         reads["SYS_ID"] = C(SOC_ID, 32)
-
-        with m.If(d_req):
-            with m.Switch(addr):
-                for name, value in reads.items():
-                    with m.Case(IO_MAP[name]):
-                        m.d.sync += io_rdata.eq(value)
-                with m.Default():
-                    m.d.sync += io_rdata.eq(0)
-        return m
 
 
 class SoC(wiring.Component):

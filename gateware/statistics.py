@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The on-chip statistics feature: per-channel figures, histograms and heartbeat
 windows behind the ``STAT_*``, ``HIST_*`` and ``HB_*`` registers (docs/statistics.md)."""
 
@@ -7,18 +8,18 @@ from amaranth.lib.wiring import In, Out
 
 from ..protocol import N_LATENCY_CHANNELS
 from .feature import Feature
-from .matcher import LatencyRecord
-from .stats import Statistics
+from .latency_matcher import LatencyRecord
+from .stat_accumulators import Statistics
 
 __all__ = ["OnChipStatistics"]
 
 
 class OnChipStatistics(Feature):
-    """:class:`~rtrig.gateware.stats.Statistics` behind its registers.
+    """:class:`~rtrig.gateware.stat_accumulators.Statistics` behind its registers.
 
     With ``STAT_CTRL`` bit 0 set it accumulates the records of the latency matchers
-    (:class:`~rtrig.gateware.latency.LatencyRecords` runs them then even with the
-    LATENCY stream off); ``CLEAR`` zeroes it. The heartbeat windows count HEARTBEAT
+    (:class:`~rtrig.gateware.latency_records.LatencyRecords` runs them then even with
+    the LATENCY stream off); ``CLEAR`` zeroes it. The heartbeat windows count HEARTBEAT
     edges in windows of ``HB_WINDOW`` ticks while the stimulus runs.
 
     Parameters

@@ -1,11 +1,12 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The stimulus feature: the interrupt pulses the rig drives into the target, and LOAD_EN."""
 
 from amaranth import Module, Signal
 from amaranth.lib.wiring import Out
 
 from .feature import Feature
-from .pulsegen import StimulusGenerator
-from .stimulus_lean import LeanStimulusGenerator
+from .pulse_generator import StimulusGenerator
+from .pulse_generator_lean import LeanStimulusGenerator
 
 __all__ = ["Stimulus"]
 
@@ -20,8 +21,8 @@ class Stimulus(Feature):
         (divided by ``step``, rounded down); ``STIM_COUNT`` and ``STIM_SEED`` are not
         times.
     lean : bool
-        Use :class:`~rtrig.gateware.stimulus_lean.LeanStimulusGenerator` (area over
-        speed; the same pulse trains cycle for cycle and the same signature, but no
+        Use :class:`~rtrig.gateware.pulse_generator_lean.LeanStimulusGenerator` (area
+        over speed; the same pulse trains cycle for cycle and the same signature, but no
         bursts: ``STIM_BURST`` and ``STIM_GAP`` are then not built in).
 
     Members

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The targets feature: what drives the rig inputs (register ``TARGET_SEL``).
 
 The external pins (a real target), the loopback target, the model target and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Free-running timebase: the unit of every raw figure the rig reports."""
 
 from amaranth import Module

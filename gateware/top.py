@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The rig: every feature of the instrument behind one host link.
 
 :class:`Rig` is the same design on an FPGA board (wrapped by a board top that adds
@@ -20,7 +21,7 @@ from .control import RigControl
 from .events import EventRecord, RawEvents
 from .feature import connect_registers
 from .hostlink import HostLink
-from .latency import LatencyRecords
+from .latency_records import LatencyRecords
 from .registers import RegisterFile
 from .stimulus import Stimulus
 from .targets import LOOP_LINE_DEPTH, SOC_OUTPUTS, Targets, TruthWireRecord
@@ -69,8 +70,9 @@ class Rig(wiring.Component):
         ``compact``.
     compact : bool
         Area over speed, for small FPGAs at up to about 50 MHz (the iCE40UP5K): lean
-        latency matchers (:class:`~rtrig.gateware.matcher_lean.LeanLatencyMatcher`)
-        and stimulus generator (:class:`~rtrig.gateware.stimulus_lean.LeanStimulusGenerator`)
+        latency matchers
+        (:class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`) and stimulus
+        generator (:class:`~rtrig.gateware.pulse_generator_lean.LeanStimulusGenerator`)
         without a record register of their own; raw events queued once per cycle
         (:class:`~rtrig.gateware.events.EventGroups`, ``fifo_depth`` then counts
         cycles with edges, events come out in the order of their cycles); no register stage before

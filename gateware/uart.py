@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """UART transmitter and receiver (8N1) for the host link."""
 
 from amaranth import Cat, Module, Mux, Signal

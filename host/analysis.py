@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..gateware.stats import StatFlags
+from ..gateware.stat_accumulators import StatFlags
 from ..protocol import ChanFlags
 from .bounds import DEFAULT_CONFIDENCE, binned_quantile_bounds, max_exceedance, rank_bounds
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The rig's wire protocol and register map, defined once for gateware and host.
 
 Framing (DESIGN §2)
@@ -208,7 +209,8 @@ REGISTERS = [
     RegisterInfo("MODEL_TICK_PERIOD", 0x058, _W, 0, "model: kernel tick period; 0 = none"),
     RegisterInfo("MODEL_TICK_SERVICE", 0x059, _W, 0, "model: kernel tick interrupt work"),
     RegisterInfo("MODEL_SEED", 0x05A, _W, 1, "model: jitter PRNG seed"),
-    # On-chip statistics (rtrig.gateware.stats; docs/statistics.md), 0x060..0x07F.
+    # On-chip statistics (rtrig.gateware.stat_accumulators; docs/statistics.md),
+    # 0x060..0x07F.
     RegisterInfo("STAT_CTRL", 0x060, _W, 0,
                  "bit 0: accumulate statistics (runs the LAT_CH_EN matchers even with the "
                  "LATENCY stream off); CLEAR zeroes them", width=1),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The rig's stream records, each declared once (DESIGN §2).
 
 A record is a list of bit fields, least significant first, as the gateware packs it

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from rtrig.gateware.matcher import LatencyRecord
+from rtrig.gateware.latency_matcher import LatencyRecord
 from rtrig.gateware.top import EventRecord, TruthWireRecord
 from rtrig.host.rig.link import (
     _STREAMS,

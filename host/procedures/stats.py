@@ -3,8 +3,8 @@
 
 :func:`run_stats_capture` programs the stimulus and target exactly like
 :func:`rtrig.host.procedures.measure.run_capture`, runs the pulses with every link stream off
-while the rig's :mod:`rtrig.gateware.stats` block accumulates per channel counts,
-extrema, sums and a latency histogram, then reads them and writes a capture file with
+while the rig's :mod:`rtrig.gateware.stat_accumulators` block accumulates per channel
+counts, extrema, sums and a latency histogram, then reads them and writes a capture file with
 ``meta["mode"] == "statistics"`` and a ``STAT`` chunk. :func:`choose_mode` decides
 between records and statistics mode from the link bandwidth.
 
@@ -100,7 +100,7 @@ def read_stats(rig, plan, bin_shift=0, bin_offset=0, all_bins=False):
     :class:`~rtrig.channels.ChannelPlan`) from ``rig``.
 
     Returns ``{name: figures}``, figures being the ``STAT_WORDS`` values (ticks,
-    :mod:`rtrig.gateware.stats`)
+    :mod:`rtrig.gateware.stat_accumulators`)
     plus ``histogram`` (a list of ``n_bins`` counts) and ``bins_read`` ``[first, last]``.
     Only the bins between the measured min and max latency are read (the others are
     zero since the last CLEAR), unless ``all_bins``. Read with accumulation stopped

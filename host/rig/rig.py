@@ -305,8 +305,8 @@ class Rig:
 
     def read_channel_stats(self, number):
         """Every figure of channel ``number`` (the ``STAT_WORDS`` of
-        :mod:`rtrig.gateware.stats`, ticks and counts)."""
-        from ...gateware.stats import N_STAT_WORDS, STAT_WORDS, WORDS_PER_CHANNEL
+        :mod:`rtrig.gateware.stat_accumulators`, ticks and counts)."""
+        from ...gateware.stat_accumulators import N_STAT_WORDS, STAT_WORDS, WORDS_PER_CHANNEL
         words = self._read_window(Reg.STAT_SEL, Reg.STAT_DATA, number * WORDS_PER_CHANNEL,
                                   N_STAT_WORDS)
         return {name: sum(int(words[first + i]) << (32 * i) for i in range(n))
@@ -316,7 +316,7 @@ class Rig:
         """Only the figures ``names`` of channel ``number``: the words from the first to
         the last of them, in one request. Safe while the statistics accumulate (each
         value is one snapshot of a counter below 2**32)."""
-        from ...gateware.stats import STAT_WORDS, WORDS_PER_CHANNEL
+        from ...gateware.stat_accumulators import STAT_WORDS, WORDS_PER_CHANNEL
         first = min(STAT_WORDS[n][0] for n in names)
         last = max(STAT_WORDS[n][0] + STAT_WORDS[n][1] for n in names)
         words = [0] * first + self._read_window(Reg.STAT_SEL, Reg.STAT_DATA,

@@ -3,7 +3,7 @@
 
 from simrun import run
 
-from rtrig.gateware.matcher import LatencyRecord
+from rtrig.gateware.latency_matcher import LatencyRecord
 from rtrig.gateware.merge import RecordMerger
 
 

@@ -1,9 +1,12 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Stimulus → response matching for small FPGAs: the latency matcher, built for area."""
+
+from types import SimpleNamespace
 
 from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 
-from .matcher import LatencyRecord, matcher_signature
+from .latency_matcher import LatencyRecord, matcher_signature
 from .timebase import TIME_WIDTH
 
 __all__ = ["LeanLatencyMatcher"]
@@ -14,11 +17,17 @@ __all__ = ["LeanLatencyMatcher"]
 _IDLE, _WAIT_RISE, _WAIT_FALL, _WAIT_FALL_Q = 0b00, 0b01, 0b10, 0b11
 
 
+def _late_any(v, near, lo):
+    """Time-left counter ``v`` says late whatever the phase (held there: the counter
+    stops)."""
+    return v[33] & ~near if lo else v[33]
+
+
 class LeanLatencyMatcher(wiring.Component):
     """Matches stimulus pulses with one response channel, in few logic cells.
 
-    The matching is that of :class:`~rtrig.gateware.matcher.LatencyMatcher` (same
-    records, same contents): per stimulus pulse the first response rising edge after it
+    The matching is that of :class:`~rtrig.gateware.latency_matcher.LatencyMatcher`
+    (same records, same contents): per stimulus pulse the first response rising edge after it
     gives ``latency``, the following falling edge ``completion``. A pulse whose response
     has not risen when the next pulse arrives (or after ``timeout`` ticks, if nonzero)
     is ``missed``; the timeout bounds the wait for the rise only. Edges in one cycle are
@@ -102,10 +111,9 @@ class LeanLatencyMatcher(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        st_ = self.step
         # Every stimulus time is a multiple of ``step``: the low ``lo`` bits of a held
         # time are not stored.
-        lo = st_.bit_length() - 1
+        lo = self.step.bit_length() - 1
 
         stim = Signal()
         ph = Signal(lo)                 # the phase of this cycle's response edge, or 0
@@ -128,30 +136,58 @@ class LeanLatencyMatcher(wiring.Component):
         el = Signal(TIME_WIDTH)
         m.d.comb += el.eq(Cat(ph, self.t[lo:] + cur_tn + 1))
 
-        # Time left: for the current and the last stimulus pulse, a down-counter
-        # ``v = (pulse time + timeout) - t - step``, loaded with ``timeout - 2 * step``
-        # one cycle after the pulse's stimulus and held once the pulse is late. A rise
-        # at ``t + ph`` is late when ``v + step <= ph``: always for ``v <= -step``
-        # (``late_any``), never for ``v >= 0``, and in between (``near``:
-        # ``-step < v < 0``, a flip-flop computed a cycle ahead; never with step 1) when
-        # ``ph >= v mod step`` (the low bits of ``v``, which the counting keeps). So
-        # "late" comes from flip-flops, not from a compare after a subtraction (two
-        # carry chains in a row do not fit in a 48 MHz cycle on an iCE40).
+        left = self._time_left(m, lo, ph)
+        st, d = self._control(m, stim, left)
+
+        with m.If(stim):
+            m.d.sync += [nxt_p.eq(self.pulse), nxt_t.eq(self.t[lo:])]
+        with m.If(d.new_cur):
+            m.d.sync += [cur_p.eq(self.pulse), cur_tn.eq(~self.t[lo:])]
+        with m.Elif(d.take):
+            m.d.sync += [cur_p.eq(nxt_p), cur_tn.eq(~nxt_t)]
+        self._count_time_left(m, lo, stim, d, left)
+        # ``lat`` is 0 while the current pulse has not risen, so a missed record needs
+        # no gating. A pulse arriving with its rise: latency is the edge's phase.
+        with m.If(d.new_cur | d.take):
+            m.d.sync += lat.eq(Mux(d.rise_ok, ph, 0))
+        with m.Elif(d.rise_ok):
+            m.d.sync += lat.eq(el[:32])
+
+        # ---- records (fields valid with their strobes only, so the raw state is used).
+        def stim_time(held):
+            return Cat(Const(0, lo), held) if lo else held
+
+        a, b = Signal(LatencyRecord), Signal(LatencyRecord)
+        m.d.comb += [
+            a.channel.eq(self.channel), b.channel.eq(self.channel),
+            a.pulse.eq(cur_p), a.stim_t.eq(stim_time(~cur_tn)),
+            a.missed.eq(~st[1]),
+            a.latency.eq(lat),
+            a.completion.eq(Mux(st[1], el[:32], 0)),
+            b.pulse.eq(nxt_p), b.stim_t.eq(stim_time(nxt_t)),
+            b.missed.eq(1),
+            self.rec_a_valid.eq(d.fall_done | d.to_done), self.rec_a.eq(a),
+            self.rec_b_valid.eq(d.b_valid), self.rec_b.eq(b),
+        ]
+        return m
+
+    def _time_left(self, m, lo, ph):
+        """The time left before each held pulse is late, and whether a rise now is.
+
+        For the current and the last stimulus pulse, a down-counter ``v = (pulse time +
+        timeout) - t - step``, loaded with ``timeout - 2 * step`` one cycle after the
+        pulse's stimulus and held once the pulse is late. A rise at ``t + ph`` is late
+        when ``v + step <= ph``: always for ``v <= -step`` (:func:`_late_any`), never
+        for ``v >= 0``, and in between (``near``: ``-step < v < 0``, a flip-flop
+        computed a cycle ahead; never with step 1) when ``ph >= v mod step`` (the low
+        bits of ``v``, which the counting keeps). So "late" comes from flip-flops, not
+        from a compare after a subtraction (two carry chains in a row do not fit in a
+        48 MHz cycle on an iCE40). :meth:`_count_time_left` counts them.
+        """
         v_cur, v_nxt = Signal(signed(34)), Signal(signed(34))
         near_cur, near_nxt = Signal(), Signal()
         t_m = Signal(signed(34))
-        m.d.comb += t_m.eq(self.timeout - 2 * st_)
-
-        def late_any(v, near):
-            # Late whatever the phase (held there: the counter stops).
-            return v[33] & ~near if lo else v[33]
-
-        def dec(v, near):
-            return Mux(late_any(v, near), v, v - st_)
-
-        def near_after_dec(v):
-            # 0 < v < step (a held counter is negative).
-            return (v[lo:] == 0) & (v[:lo] != 0) if lo else 0
+        m.d.comb += t_m.eq(self.timeout - 2 * self.step)
 
         # A counter loaded with ``timeout - 2 * step``: step < timeout < 2 * step.
         fresh_near = 0
@@ -162,7 +198,7 @@ class LeanLatencyMatcher(wiring.Component):
         t_hi_zero, t_nz, late, late_new = (Signal() for _ in range(4))
         t_small = Signal(lo)            # the timeout if below ``step``, else 0
         if lo:
-            late_edge = late_any(v_cur, near_cur) | (near_cur & (ph >= v_cur[:lo]))
+            late_edge = _late_any(v_cur, near_cur, lo) | (near_cur & (ph >= v_cur[:lo]))
         else:
             late_edge = v_cur[33]
         # The timeout's flags registered (it changes only while stopped): a 31-bit zero
@@ -178,8 +214,37 @@ class LeanLatencyMatcher(wiring.Component):
             # only a timeout below ``step`` can be reached).
             late_new.eq((t_small != 0) & (ph >= t_small) if lo else 0),
         ]
+        return SimpleNamespace(v_cur=v_cur, v_nxt=v_nxt, near_cur=near_cur,
+                               near_nxt=near_nxt, t_m=t_m, fresh_near=fresh_near,
+                               late=late, late_new=late_new)
 
-        # ---- control: the state as seen by this cycle's edges (empty after a clear).
+    def _count_time_left(self, m, lo, stim, d, left):
+        """Steps the time-left counters of :meth:`_time_left` (``d``: the decisions of
+        :meth:`_control`)."""
+        step = self.step
+
+        def dec(v, near):
+            return Mux(_late_any(v, near, lo), v, v - step)
+
+        def near_after_dec(v):
+            # 0 < v < step (a held counter is negative).
+            return (v[lo:] == 0) & (v[:lo] != 0) if lo else 0
+
+        v_cur, v_nxt, near_cur, near_nxt = left.v_cur, left.v_nxt, left.near_cur, left.near_nxt
+        with m.If(d.new_cur):
+            m.d.sync += [v_cur.eq(left.t_m), near_cur.eq(left.fresh_near)]
+        with m.Elif(d.take):
+            m.d.sync += [v_cur.eq(dec(v_nxt, near_nxt)), near_cur.eq(near_after_dec(v_nxt))]
+        with m.Else():
+            m.d.sync += [v_cur.eq(dec(v_cur, near_cur)), near_cur.eq(near_after_dec(v_cur))]
+        with m.If(stim):
+            m.d.sync += [v_nxt.eq(left.t_m), near_nxt.eq(left.fresh_near)]
+        with m.Else():
+            m.d.sync += [v_nxt.eq(dec(v_nxt, near_nxt)), near_nxt.eq(near_after_dec(v_nxt))]
+
+    def _control(self, m, stim, left):
+        """The state as seen by this cycle's edges (empty after a clear), its next value,
+        and this cycle's decisions."""
         st = Signal(2)
         is_wr, is_wf, queued = Signal(), Signal(), Signal()
         m.d.comb += [
@@ -192,7 +257,7 @@ class LeanLatencyMatcher(wiring.Component):
         fall_done, to_done, take = Signal(), Signal(), Signal()
         m.d.comb += [
             fall_done.eq(is_wf & self.in_fall),
-            to_done.eq(is_wr & ~stim & late),
+            to_done.eq(is_wr & ~stim & left.late),
             take.eq(queued & self.in_fall),
         ]
         s1_wr, s1_wf, s1_q = Signal(), Signal(), Signal()
@@ -212,7 +277,7 @@ class LeanLatencyMatcher(wiring.Component):
         ]
         # Step 3: the response rises; latency = rise time - current pulse's time.
         rise_ok = Signal()
-        m.d.comb += rise_ok.eq(s2_wr & self.in_rise & ~(new_cur & late_new))
+        m.d.comb += rise_ok.eq(s2_wr & self.in_rise & ~(new_cur & left.late_new))
 
         with m.If(rise_ok | s1_wf):
             m.d.sync += st.eq(Cat(s1_q | (s1_wf & stim), 1))
@@ -220,44 +285,5 @@ class LeanLatencyMatcher(wiring.Component):
             m.d.sync += st.eq(_WAIT_RISE)
         with m.Else():
             m.d.sync += st.eq(_IDLE)
-
-        with m.If(stim):
-            m.d.sync += [nxt_p.eq(self.pulse), nxt_t.eq(self.t[lo:])]
-        with m.If(new_cur):
-            m.d.sync += [cur_p.eq(self.pulse), cur_tn.eq(~self.t[lo:])]
-        with m.Elif(take):
-            m.d.sync += [cur_p.eq(nxt_p), cur_tn.eq(~nxt_t)]
-        with m.If(new_cur):
-            m.d.sync += [v_cur.eq(t_m), near_cur.eq(fresh_near)]
-        with m.Elif(take):
-            m.d.sync += [v_cur.eq(dec(v_nxt, near_nxt)), near_cur.eq(near_after_dec(v_nxt))]
-        with m.Else():
-            m.d.sync += [v_cur.eq(dec(v_cur, near_cur)), near_cur.eq(near_after_dec(v_cur))]
-        with m.If(stim):
-            m.d.sync += [v_nxt.eq(t_m), near_nxt.eq(fresh_near)]
-        with m.Else():
-            m.d.sync += [v_nxt.eq(dec(v_nxt, near_nxt)), near_nxt.eq(near_after_dec(v_nxt))]
-        # ``lat`` is 0 while the current pulse has not risen, so a missed record needs
-        # no gating. A pulse arriving with its rise: latency is the edge's phase.
-        with m.If(new_cur | take):
-            m.d.sync += lat.eq(Mux(rise_ok, ph, 0))
-        with m.Elif(rise_ok):
-            m.d.sync += lat.eq(el[:32])
-
-        # ---- records (fields valid with their strobes only, so the raw state is used).
-        def stim_time(held):
-            return Cat(Const(0, lo), held) if lo else held
-
-        a, b = Signal(LatencyRecord), Signal(LatencyRecord)
-        m.d.comb += [
-            a.channel.eq(self.channel), b.channel.eq(self.channel),
-            a.pulse.eq(cur_p), a.stim_t.eq(stim_time(~cur_tn)),
-            a.missed.eq(~st[1]),
-            a.latency.eq(lat),
-            a.completion.eq(Mux(st[1], el[:32], 0)),
-            b.pulse.eq(nxt_p), b.stim_t.eq(stim_time(nxt_t)),
-            b.missed.eq(1),
-            self.rec_a_valid.eq(fall_done | to_done), self.rec_a.eq(a),
-            self.rec_b_valid.eq(b_valid), self.rec_b.eq(b),
-        ]
-        return m
+        return st, SimpleNamespace(fall_done=fall_done, to_done=to_done, take=take,
+                                   new_cur=new_cur, b_valid=b_valid, rise_ok=rise_ok)

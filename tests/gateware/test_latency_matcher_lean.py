@@ -9,8 +9,8 @@ import pytest
 from amaranth import Module
 from simrun import run
 
-from rtrig.gateware.matcher import LatencyMatcher
-from rtrig.gateware.matcher_lean import LeanLatencyMatcher
+from rtrig.gateware.latency_matcher import LatencyMatcher
+from rtrig.gateware.latency_matcher_lean import LeanLatencyMatcher
 
 
 def _collect(ctx, dut, out, when=None, cycle=0, fields=6):
@@ -50,7 +50,7 @@ def match(events, timeout=0, channel=1, step=1, when=None, t0=0, phase=0):
     return sorted(out)
 
 
-# The hand cases of test_matcher.py's LatencyMatcher tests -----------------------------
+# The hand cases of test_latency_matcher.py's LatencyMatcher tests ---------------------
 
 def test_latency_and_completion():
     when = []

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """On-chip statistics: per-channel latency accumulators, histograms and heartbeat windows.
 
 At pulse rates the host link cannot carry (DESIGN §3, "on-chip statistics"), the rig
@@ -16,7 +17,7 @@ it once at the end:
 
 The register map is in :mod:`rtrig.protocol` (addresses 0x060..0x07F); the layout of the
 scalar words read through ``STAT_DATA`` is :data:`STAT_WORDS` here, imported by the
-host (:mod:`rtrig.host.stats`).
+host (:mod:`rtrig.host.procedures.stats`).
 
 Widths and limits (documented in ``docs/statistics.md``)
 -------------------------------------------------------
@@ -36,6 +37,7 @@ to report a mean or a deviation from a wrapped sum.
 """
 
 import enum
+from types import SimpleNamespace
 
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
@@ -44,7 +46,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..protocol import N_LATENCY_CHANNELS
 from .heartbeat import HeartbeatWindows
-from .matcher import LatencyRecord
+from .latency_matcher import LatencyRecord
 
 __all__ = ["ChannelStats", "HeartbeatWindows", "Statistics", "STAT_WORDS", "StatFlags",
            "WORDS_PER_CHANNEL", "HIST_BINS", "COUNT_WIDTH", "PIPELINE_DEPTH"]
@@ -90,6 +92,12 @@ STAT_WORDS = {
     "flags": (21, 1),         # StatFlags
 }
 N_STAT_WORDS = 22
+
+
+class _Rec(data.Struct):
+    """The fields of a latency record the statistics use."""
+    latency: 32
+    completion: 32
 
 
 class ChannelStats(wiring.Component):
@@ -179,13 +187,36 @@ class ChannelStats(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        ans, in_rec = self._input_stage(m)
+        p1_v, p1, stash_v, drop_now = self._one_per_cycle(m, ans, in_rec)
+        acc_v = self._accumulate(m, p1_v, p1)
+        sq = self._sum_of_squares(m, p1_v, p1.latency)
+        hist = self._histogram(m, p1_v, p1.latency, drop_now)
+
+        # ``clear``: the histogram sweep starts, the pipeline empties, every figure
+        # returns to its start value.
+        with m.If(self.clear):
+            m.d.sync += [
+                self.busy.eq(1), hist.clr_addr.eq(0),
+                stash_v.eq(0), p1_v.eq(0), acc_v.eq(0), sq.mul_v.eq(0), sq.pp_v.eq(0),
+                sq.sq_v.eq(0), sq.sq_hi.eq(0), hist.s2_v.eq(0), hist.s3_v.eq(0),
+                hist.s4_v.eq(0), hist.s5_v.eq(0), hist.w1_v.eq(0), hist.w2_v.eq(0),
+                self.answered.eq(0), self.underflow.eq(0), self.overflow.eq(0),
+                self.lat_min.eq(0xFFFF_FFFF), self.lat_max.eq(0),
+                self.comp_min.eq(0xFFFF_FFFF), self.comp_max.eq(0),
+                self.lat_sum.eq(0), self.comp_sum.eq(0),
+                sq.ss_lo.eq(0), sq.ss_hi.eq(0), sq.ss_carry.eq(0),
+                self.drops.eq(0), self.flags.eq(0),
+            ]
+
+        self._read_window(m)
+        return m
+
+    def _input_stage(self, m):
+        """Stage 0: the record strobes registered (only the fields used), and the
+        missed records counted (directly, any number per cycle). Returns the answered
+        strobes and the records."""
         clear = self.clear
-
-        # ---- Stage 0: register the record strobes (only the fields we use).
-        class _Rec(data.Struct):
-            latency: 32
-            completion: 32
-
         in_v = [Signal(name="in_a_v"), Signal(name="in_b_v")]
         in_miss = [Signal(name="in_a_miss"), Signal(name="in_b_miss")]
         in_rec = [Signal(_Rec, name="in_a"), Signal(_Rec, name="in_b")]
@@ -203,13 +234,16 @@ class ChannelStats(wiring.Component):
         for k in range(2):
             m.d.comb += [ans[k].eq(in_v[k] & ~in_miss[k]), miss[k].eq(in_v[k] & in_miss[k])]
 
-        # Missed records: counted directly, any number per cycle.
         with m.If(clear):
             m.d.sync += self.missed.eq(0)
         with m.Else():
             m.d.sync += self.missed.eq(self.missed + miss[0] + miss[1])
+        return ans, in_rec
 
-        # ---- Stage 1 input: one answered record per cycle; a second waits in the stash.
+    def _one_per_cycle(self, m, ans, in_rec):
+        """Stage 1 input: one answered record per cycle; a second waits in the stash.
+        Returns the stage-1 record and its strobe, the stash's flag and the records
+        lost to a full stash this cycle (0 or 1)."""
         stash_v = Signal()
         stash = Signal(_Rec)
         p1_v = Signal()
@@ -232,13 +266,14 @@ class ChannelStats(wiring.Component):
             m.d.sync += [p1_v.eq(1), p1.eq(in_rec[1])]
         with m.Else():
             m.d.sync += p1_v.eq(0)
+        return p1_v, p1, stash_v, drop_now
 
-        # ---- Stage 1: first histogram stage (offset), the square's operand; stage 2:
-        # scalar accumulators, from a registered copy of the record (the record
-        # register's fanout is large: a copy per use keeps its nets short).
+    def _accumulate(self, m, p1_v, p1):
+        """Stage 2: the counters, extrema and sums, from a registered copy of the
+        stage-1 record (the record register's fanout is large: a copy per use keeps
+        its nets short). Returns the copy's strobe."""
         acc_v, acc = Signal(), Signal(_Rec)
         m.d.sync += [acc_v.eq(p1_v), acc.eq(p1)]
-        lat = p1.latency
         a_lat, a_comp = acc.latency, acc.completion
         lat_sum_next = Signal(65)
         comp_sum_next = Signal(65)
@@ -263,15 +298,19 @@ class ChannelStats(wiring.Component):
                 m.d.sync += self.comp_min.eq(a_comp)
             with m.If(a_comp > self.comp_max):
                 m.d.sync += self.comp_max.eq(a_comp)
+        return acc_v
 
-        # Sum of squares: three 16x16 partial products are registered (stage 3), summed
-        # into the square (stage 4: the outer two do not overlap, so one 64-bit adder
-        # suffices), then added by a 48+48-bit split accumulator; the carry between the
-        # halves and the upper product bits reach the high half one cycle later (stage 6).
-        # (The multiplier operand is registered first: a copy the placer can put next to
-        # the multipliers.)
-        # (Loaded with an enable, unlike ``acc``: otherwise synthesis merges the two
-        # identical registers and the copy is gone.)
+    def _sum_of_squares(self, m, p1_v, lat):
+        """The sum of squares of the latency.
+
+        Three 16x16 partial products are registered (stage 3), summed into the square
+        (stage 4: the outer two do not overlap, so one 64-bit adder suffices), then
+        added by a 48+48-bit split accumulator; the carry between the halves and the
+        upper product bits reach the high half one cycle later (stage 6). (The
+        multiplier operand is registered first: a copy the placer can put next to the
+        multipliers. It is loaded with an enable, unlike stage 2's copy: otherwise
+        synthesis merges the two identical registers and the copy is gone.)
+        """
         mul_v, mul_in = Signal(), Signal(32)
         m.d.sync += mul_v.eq(p1_v)
         with m.If(p1_v):
@@ -288,9 +327,14 @@ class ChannelStats(wiring.Component):
         m.d.sync += [ss_lo.eq(ss_lo_next[:48]), ss_carry.eq(ss_lo_next[48]),
                      sq_hi.eq(Mux(sq_v, sq[48:], 0)), ss_hi.eq(ss_hi_next[:48])]
         with m.If(ss_hi_next[48]):
-            m.d.sync += flags[1].eq(1)
+            m.d.sync += self.flags[1].eq(1)
         m.d.comb += self.lat_sumsq.eq(Cat(ss_lo, ss_hi))
+        return SimpleNamespace(mul_v=mul_v, pp_v=pp_v, sq_v=sq_v, sq_hi=sq_hi, ss_lo=ss_lo,
+                               ss_hi=ss_hi, ss_carry=ss_carry)
 
+    def _histogram(self, m, p1_v, lat, drop_now):
+        """The histogram, its underflow and overflow counters, the drops counter and
+        the clear sweep. Returns the pipeline's registers that ``clear`` zeroes."""
         # Histogram stage 2: below the offset? at or above the last bin's upper edge
         # (``upper`` = offset + bins * 2**shift, registered)?  stage 3: shift to a bin index.
         upper = Signal(32 + 32)
@@ -336,9 +380,24 @@ class ChannelStats(wiring.Component):
         # Histogram stage 4: register the bin read from block RAM.
         s5_v, s5_addr, s5_rd = Signal(), Signal(self.bin_bits), Signal(self.count_width)
         m.d.sync += [s5_v.eq(s4_v), s5_addr.eq(s4_addr), s5_rd.eq(rd.data)]
-        # Histogram stage 5: add one and write back, forwarding the two previous writes
-        # (w1: last cycle's, w2: the one before; neither reached the stage-3 read). The
-        # address matches are compared one stage early.
+        w = self._bin_update(m, s4_addr, s5_v, s5_addr, s5_rd)
+
+        # Clear sweep (owns the write port while busy).
+        clr_addr = Signal(self.bin_bits)
+        with m.If(self.busy):
+            m.d.comb += [wr.en.eq(1), wr.addr.eq(clr_addr), wr.data.eq(0)]
+            m.d.sync += clr_addr.eq(clr_addr + 1)
+            with m.If(clr_addr == self.n_bins - 1):
+                m.d.sync += self.busy.eq(0)
+        with m.Else():
+            m.d.comb += [wr.en.eq(s5_v), wr.addr.eq(s5_addr), wr.data.eq(w.bumped)]
+        return SimpleNamespace(s2_v=s2_v, s3_v=s3_v, s4_v=s4_v, s5_v=s5_v, w1_v=w.w1_v,
+                               w2_v=w.w2_v, clr_addr=clr_addr)
+
+    def _bin_update(self, m, s4_addr, s5_v, s5_addr, s5_rd):
+        """Histogram stage 5: add one to the bin read and write it back, forwarding the
+        two previous writes (w1: last cycle's, w2: the one before; neither reached the
+        stage-3 read). The address matches are compared one stage early."""
         w1_v, w1_addr, w1_data = Signal(), Signal(self.bin_bits), Signal(self.count_width)
         w2_v, w2_addr, w2_data = Signal(), Signal(self.bin_bits), Signal(self.count_width)
         fwd1, fwd2 = Signal(), Signal()
@@ -357,44 +416,22 @@ class ChannelStats(wiring.Component):
         m.d.comb += [inc.eq(base + 1),
                      bumped.eq(inc[:-1] | inc[-1].replicate(self.count_width))]
         with m.If(s5_v & inc[-1]):
-            m.d.sync += flags[3].eq(1)
+            m.d.sync += self.flags[3].eq(1)
         m.d.sync += [w1_v.eq(s5_v), w1_addr.eq(s5_addr), w1_data.eq(bumped),
                      w2_v.eq(w1_v), w2_addr.eq(w1_addr), w2_data.eq(w1_data)]
+        return SimpleNamespace(w1_v=w1_v, w2_v=w2_v, bumped=bumped)
 
-        # Clear sweep (owns the write port while busy).
-        clr_addr = Signal(self.bin_bits)
-        with m.If(self.busy):
-            m.d.comb += [wr.en.eq(1), wr.addr.eq(clr_addr), wr.data.eq(0)]
-            m.d.sync += clr_addr.eq(clr_addr + 1)
-            with m.If(clr_addr == self.n_bins - 1):
-                m.d.sync += self.busy.eq(0)
-        with m.Else():
-            m.d.comb += [wr.en.eq(s5_v), wr.addr.eq(s5_addr), wr.data.eq(bumped)]
-
-        with m.If(clear):
-            m.d.sync += [
-                self.busy.eq(1), clr_addr.eq(0),
-                stash_v.eq(0), p1_v.eq(0), acc_v.eq(0), mul_v.eq(0), pp_v.eq(0), sq_v.eq(0), sq_hi.eq(0),
-                s2_v.eq(0),
-                s3_v.eq(0), s4_v.eq(0), s5_v.eq(0), w1_v.eq(0), w2_v.eq(0),
-                self.answered.eq(0), self.underflow.eq(0), self.overflow.eq(0),
-                self.lat_min.eq(0xFFFF_FFFF), self.lat_max.eq(0),
-                self.comp_min.eq(0xFFFF_FFFF), self.comp_max.eq(0),
-                self.lat_sum.eq(0), self.comp_sum.eq(0),
-                ss_lo.eq(0), ss_hi.eq(0), ss_carry.eq(0),
-                self.drops.eq(0), flags.eq(0),
-            ]
-
-        # Scalar read window.
+    def _read_window(self, m):
+        """The scalar read window (:data:`STAT_WORDS` on ``word``), a mux registered in
+        two levels: eight words per group, then the group."""
         values = {
             "answered": self.answered, "missed": self.missed,
             "lat_min": self.lat_min, "lat_max": self.lat_max, "lat_sum": self.lat_sum,
             "lat_sumsq": self.lat_sumsq, "comp_min": self.comp_min,
             "comp_max": self.comp_max, "comp_sum": self.comp_sum,
             "underflow": self.underflow, "overflow": self.overflow, "drops": self.drops,
-            "flags": flags,
+            "flags": self.flags,
         }
-        # Two registered levels: eight words per group, then the group.
         words = {}
         for name, (first, n) in STAT_WORDS.items():
             if name not in values:
@@ -419,7 +456,6 @@ class ChannelStats(wiring.Component):
                     m.d.sync += self.word.eq(reg)
             with m.Default():
                 m.d.sync += self.word.eq(0)
-        return m
 
 
 class Statistics(wiring.Component):

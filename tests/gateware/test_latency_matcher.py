@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Exact-cycle tests of the latency matcher (gateware/matcher.py)."""
+"""Exact-cycle tests of the latency matcher (gateware/latency_matcher.py)."""
 
 import pytest
 from simrun import run
 
-from rtrig.gateware.matcher import LatencyMatcher
+from rtrig.gateware.latency_matcher import LatencyMatcher
 
 
 def match(events, timeout=0, channel=1, out_reg=True, when=None):

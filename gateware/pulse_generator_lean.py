@@ -1,8 +1,11 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Stimulus generator for small FPGAs: the pulse generator, built for area."""
+
+from types import SimpleNamespace
 
 from amaranth import Cat, Module, Signal
 
-from .pulsegen import LFSR_TAPS, StimulusGenerator
+from .pulse_generator import LFSR_TAPS, StimulusGenerator
 
 __all__ = ["LeanStimulusGenerator"]
 
@@ -28,8 +31,8 @@ def _equal(m, a, b, name):
 class LeanStimulusGenerator(StimulusGenerator):
     """Generates STIM0/STIM1 pulse trains in few logic cells, in the ``sync`` domain.
 
-    The pulse trains are those of :class:`~rtrig.gateware.pulsegen.StimulusGenerator`,
-    cycle for cycle: pulse ``k`` of STIM0 rises ``period + r_k`` ticks after pulse
+    The pulse trains are those of
+    :class:`~rtrig.gateware.pulse_generator.StimulusGenerator`, cycle for cycle: pulse ``k`` of STIM0 rises ``period + r_k`` ticks after pulse
     ``k-1`` and stays high ``high`` ticks; STIM1, when enabled at the rising edge of
     STIM0, rises ``offset`` ticks later (with it for ``offset = 0``) and stays high
     ``high`` ticks. With ``start`` high in cycle ``c`` the first STIM0 pulse is high
@@ -62,32 +65,14 @@ class LeanStimulusGenerator(StimulusGenerator):
     * Outside the preconditions below the outputs differ (e.g. with
       ``offset + high >= period`` STIM1 does not fall).
 
-    Members: those of :class:`~rtrig.gateware.pulsegen.StimulusGenerator` (its
+    Members: those of :class:`~rtrig.gateware.pulse_generator.StimulusGenerator` (its
     signature, inherited).
     """
 
     def elaborate(self, platform):
         m = Module()
-
-        # Jitter: the next extra delay is drawn ahead of time by rejection sampling, as
-        # in StimulusGenerator (same LFSR, same accept test, same cycles). The draw is
-        # kept inverted: the accept test ``cand <= jitter`` is then the carry out of
-        # ``jitter + ~cand + 1``, a bare carry chain fed by the LUTs that form ``~cand``.
-        lfsr = Signal(32, init=1)
-        lfsr_next = Signal(32)
-        m.d.comb += lfsr_next.eq(Cat(lfsr[1:], 0) ^ (LFSR_TAPS * lfsr[0]))
-        # All ones up to the top set bit of ``jitter``, built over up to 32 cycles: each
-        # cycle ``mask = jitter | mask >> 1`` (settles 32 cycles after ``jitter``
-        # changes; the host writes it long before a start). One LUT per bit: the
-        # prefix OR in one cycle is a 31-LUT chain (34 ns on an iCE40).
-        mask = Signal(32)
-        m.d.sync += mask.eq(self.jitter | (mask >> 1))
-        ncand = Signal(32)
-        accept = Signal(33)
-        m.d.comb += [ncand.eq(~(lfsr_next & mask)),
-                     accept.eq(self.jitter + ncand + 1)]
-        rn_next = Signal(32)        # ~r of the next period (iCE40 flip-flops start at 0)
-        r_valid = Signal()
+        j = self._jitter(m)
+        rn_next, r_valid = j.rn_next, j.r_valid
 
         # ``pos`` counts the cycles since the rising edge (phase P, ``period`` cycles),
         # then since the end of phase P (phase J, ``r`` cycles, skipped for ``r = 0``).
@@ -136,9 +121,9 @@ class LeanStimulusGenerator(StimulusGenerator):
         last = _equal(m, self.pulses, count_m1, "last")
 
         with m.If(~r_valid):
-            m.d.sync += lfsr.eq(lfsr_next)
-            with m.If(accept[32]):
-                m.d.sync += [rn_next.eq(ncand), r_valid.eq(1)]
+            m.d.sync += j.lfsr.eq(j.lfsr_next)
+            with m.If(j.accept[32]):
+                m.d.sync += [rn_next.eq(j.ncand), r_valid.eq(1)]
 
         with m.If(at_high):
             m.d.sync += self.stim0.eq(0)
@@ -150,7 +135,7 @@ class LeanStimulusGenerator(StimulusGenerator):
                 in_j.eq(0),
                 wrap.eq(1),
                 self.pulses.eq(0),
-                lfsr.eq(self.seed),
+                j.lfsr.eq(self.seed),
                 r_valid.eq(0),
                 self.running.eq(1),
             ]
@@ -167,7 +152,17 @@ class LeanStimulusGenerator(StimulusGenerator):
         with m.Elif(self.stop):
             m.d.sync += issuing.eq(0)
 
-        # STIM1: ``pos == offset`` in the rising edge's own cycle means offset 0.
+        self._stim1(m, rise, s1_pending, at_offset, at_s1_end)
+
+        # Done when no more edges will be issued and both outputs are low and idle.
+        with m.If(self.running & ~issuing & ~self.stim0 & ~self.stim1 & ~s1_pending
+                  & ~self.start):
+            m.d.sync += self.running.eq(0)
+        return m
+
+    def _stim1(self, m, rise, s1_pending, at_offset, at_s1_end):
+        """STIM1, by position in phase P: it rises at ``offset`` (``pos == offset`` in
+        the rising edge's own cycle means offset 0) and falls at ``offset + high``."""
         with m.If(rise):
             m.d.sync += s1_pending.eq(self.stim1_en & ~at_offset)
         with m.Elif(at_offset):
@@ -177,8 +172,29 @@ class LeanStimulusGenerator(StimulusGenerator):
         with m.Elif(at_s1_end):
             m.d.sync += self.stim1.eq(0)
 
-        # Done when no more edges will be issued and both outputs are low and idle.
-        with m.If(self.running & ~issuing & ~self.stim0 & ~self.stim1 & ~s1_pending
-                  & ~self.start):
-            m.d.sync += self.running.eq(0)
-        return m
+    def _jitter(self, m):
+        """The jitter draw's signals: the LFSR, its next state, a candidate (inverted)
+        and its accept test, and the draw in hand (``rn_next``, valid with ``r_valid``).
+
+        The next extra delay is drawn ahead of time by rejection sampling, as in
+        StimulusGenerator (same LFSR, same accept test, same cycles). The draw is kept
+        inverted: the accept test ``cand <= jitter`` is then the carry out of ``jitter +
+        ~cand + 1``, a bare carry chain fed by the LUTs that form ``~cand``.
+        """
+        lfsr = Signal(32, init=1)
+        lfsr_next = Signal(32)
+        m.d.comb += lfsr_next.eq(Cat(lfsr[1:], 0) ^ (LFSR_TAPS * lfsr[0]))
+        # All ones up to the top set bit of ``jitter``, built over up to 32 cycles: each
+        # cycle ``mask = jitter | mask >> 1`` (settles 32 cycles after ``jitter``
+        # changes; the host writes it long before a start). One LUT per bit: the
+        # prefix OR in one cycle is a 31-LUT chain (34 ns on an iCE40).
+        mask = Signal(32)
+        m.d.sync += mask.eq(self.jitter | (mask >> 1))
+        ncand = Signal(32)
+        accept = Signal(33)
+        m.d.comb += [ncand.eq(~(lfsr_next & mask)),
+                     accept.eq(self.jitter + ncand + 1)]
+        rn_next = Signal(32)        # ~r of the next period (iCE40 flip-flops start at 0)
+        r_valid = Signal()
+        return SimpleNamespace(lfsr=lfsr, lfsr_next=lfsr_next, ncand=ncand, accept=accept,
+                               rn_next=rn_next, r_valid=r_valid)

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Exact-cycle tests of the latency records feature's channel edges
-(gateware/latency.py, ``LAT_EDGES``): latency channels by default, interval channels
-between any two edges when set."""
+(gateware/latency_records.py, ``LAT_EDGES``): latency channels by default, interval
+channels between any two edges when set."""
 
 from simrun import run
 
-from rtrig.gateware.latency import LatencyRecords
+from rtrig.gateware.latency_records import LatencyRecords
 from rtrig.protocol import EDGE_SOURCES, LAT_EDGES_RESET, Input, lat_edges
 
 STIM0 = EDGE_SOURCES.index("STIM0")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The latency records feature: stimulus pulses matched with the response channels."""
 
 from amaranth import Module, Mux, Signal
@@ -7,8 +8,8 @@ from amaranth.lib.wiring import In, Out
 from ..protocol import N_INPUTS, N_LATENCY_CHANNELS, PacketType
 from ..records import LATENCY
 from .feature import Feature, packet_from_fifo, record_fifo
+from .latency_matcher import LatencyMatcher, LatencyRecord
 from .link import TxPacket
-from .matcher import LatencyMatcher, LatencyRecord
 from .merge import RecordMerger
 from .timebase import TIME_WIDTH
 
@@ -22,8 +23,8 @@ class LatencyRecords(Feature):
     """One LATENCY record per stimulus pulse and enabled response channel.
 
     A matcher per channel (``LAT_CH_EN`` bit n: channel n, 0 ISR_OUT, 1 APP_OUT) pairs
-    STIM0 rising edges with the channel's edges (:class:`~rtrig.gateware.matcher.LatencyMatcher`);
-    its records pass a :class:`~rtrig.gateware.merge.RecordMerger` into a FIFO in front
+    STIM0 rising edges with the channel's edges
+    (:class:`~rtrig.gateware.latency_matcher.LatencyMatcher`); its records pass a :class:`~rtrig.gateware.merge.RecordMerger` into a FIFO in front
     of the link while ``STREAM_EN`` bit 1 is set. The pulse index counts STIM0 rising
     edges from 0 at ``clear`` and at a stimulus start.
 
@@ -42,8 +43,8 @@ class LatencyRecords(Feature):
     step : int
         Ticks per clock cycle (the lean matcher's sampling phases).
     lean : bool
-        :class:`~rtrig.gateware.matcher_lean.LeanLatencyMatcher` (same records, same
-        signature, fewer cells) and no register stage in front of the FIFO.
+        :class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher` (same records,
+        same signature, fewer cells) and no register stage in front of the FIFO.
     with_statistics : bool
         The on-chip statistics take the matchers' records (``rec_*`` members): with
         ``stat_on`` the matchers run even while the LATENCY stream is off, and their
@@ -65,7 +66,8 @@ class LatencyRecords(Feature):
     stat_on : In(1)
         ``with_statistics``: run the enabled matchers for the statistics.
     rec_a_valid, rec_b_valid : Out(2)
-        Per channel: one-cycle record strobes (:func:`~rtrig.gateware.matcher.matcher_signature`).
+        Per channel: one-cycle record strobes
+        (:func:`~rtrig.gateware.latency_matcher.matcher_signature`).
     rec_a, rec_b : Out(ArrayLayout(LatencyRecord, 2))
         Per channel: the records, valid with their strobes.
     packets : Out(stream.Signature(TxPacket))
@@ -104,7 +106,7 @@ class LatencyRecords(Feature):
         run = on | self.stat_on if self.with_statistics else on
         for ch in range(N_LATENCY_CHANNELS):
             if self.lean:
-                from .matcher_lean import LeanLatencyMatcher
+                from .latency_matcher_lean import LeanLatencyMatcher
                 mt = LeanLatencyMatcher(ch, step=self.step)
             else:
                 mt = LatencyMatcher(ch)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The pulse generator behind the stimulus feature: STIM0/STIM1 pulse trains with jitter."""
 
 from amaranth import Cat, Module, Mux, Signal
@@ -117,17 +118,7 @@ class StimulusGenerator(wiring.Component):
 
         rise = Signal()
         m.d.comb += rise.eq(issuing & to_rise[32])
-        # Bursts: whether the next period is the gap (this rise ends a burst), decided
-        # ahead from the pulses issued in this burst, through registers.
-        in_burst, burst_m1, burst_nz = Signal(32), Signal(32), Signal()
-        gap_m2, sel_gap = Signal(33), Signal()
-        m.d.sync += [burst_m1.eq(self.burst - 1), burst_nz.eq(self.burst != 0),
-                     gap_m2.eq(self.gap - 2),
-                     sel_gap.eq(burst_nz & (in_burst == burst_m1))]
-        with m.If(~self.running):
-            m.d.sync += in_burst.eq(0)
-        with m.Elif(rise):
-            m.d.sync += in_burst.eq(Mux(sel_gap, 0, in_burst + 1))
+        sel_gap, gap_m2 = self._bursts(m, rise)
         last = Signal()           # this rise is the last one (count reached)
         m.d.comb += last.eq(count_nz & (self.pulses == count_m1))
 
@@ -161,6 +152,33 @@ class StimulusGenerator(wiring.Component):
             with m.If(self.stop):
                 m.d.sync += issuing.eq(0)
 
+        self._pulse_widths(m, rise, hcnt0, hcnt1, o_pending, ocnt, high_m2, offset_z)
+
+        # Done when no more edges will be issued and both outputs are low and idle.
+        with m.If(self.running & ~issuing & ~self.stim0 & ~self.stim1 & ~o_pending
+                  & ~(self.start)):
+            m.d.sync += self.running.eq(0)
+        return m
+
+    def _bursts(self, m, rise):
+        """Bursts: whether the next period is the gap (``sel_gap``: this rise ends a
+        burst), decided ahead from the pulses issued in this burst, through registers;
+        and ``gap - 2``."""
+        in_burst, burst_m1, burst_nz = Signal(32), Signal(32), Signal()
+        gap_m2, sel_gap = Signal(33), Signal()
+        m.d.sync += [burst_m1.eq(self.burst - 1), burst_nz.eq(self.burst != 0),
+                     gap_m2.eq(self.gap - 2),
+                     sel_gap.eq(burst_nz & (in_burst == burst_m1))]
+        with m.If(~self.running):
+            m.d.sync += in_burst.eq(0)
+        with m.Elif(rise):
+            m.d.sync += in_burst.eq(Mux(sel_gap, 0, in_burst + 1))
+        return sel_gap, gap_m2
+
+    def _pulse_widths(self, m, rise, hcnt0, hcnt1, o_pending, ocnt, high_m2, offset_z):
+        """The falling edges of STIM0 and STIM1 (``hcnt0``, ``hcnt1``: high time left)
+        and STIM1's delayed rising edge (``ocnt``: offset left while ``o_pending``), on
+        the counters a rise of STIM0 loads."""
         with m.If(self.stim0 & ~rise):
             with m.If(hcnt0[32]):
                 m.d.sync += self.stim0.eq(0)
@@ -177,9 +195,3 @@ class StimulusGenerator(wiring.Component):
                 m.d.sync += self.stim1.eq(0)
             with m.Else():
                 m.d.sync += hcnt1.eq(hcnt1 - 1)
-
-        # Done when no more edges will be issued and both outputs are low and idle.
-        with m.If(self.running & ~issuing & ~self.stim0 & ~self.stim1 & ~o_pending
-                  & ~(self.start)):
-            m.d.sync += self.running.eq(0)
-        return m

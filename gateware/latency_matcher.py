@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Stimulus → response matching: one latency record per pulse and channel."""
+
+from types import SimpleNamespace
 
 from amaranth import Cat, Module, Mux, Signal, signed
 from amaranth.lib import wiring
@@ -20,9 +23,9 @@ LatencyRecord = LATENCY.struct()
 
 def matcher_signature():
     """The signature of every latency matcher (this one and
-    :class:`~rtrig.gateware.matcher_lean.LeanLatencyMatcher`): a rig picks either by
-    configuration and connects them alike. ``in_phase`` is used by the lean matcher's
-    multi-sample capture only."""
+    :class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`): a rig picks
+    either by configuration and connects them alike. ``in_phase`` is used by the lean
+    matcher's multi-sample capture only."""
     return wiring.Signature({
         "enable": In(1), "clear": In(1),
         "stim_rise": In(1), "in_rise": In(1), "in_fall": In(1), "in_phase": In(2),
@@ -112,7 +115,16 @@ class LatencyMatcher(wiring.Component):
         m.d.sync += [t_nz.eq(self.timeout != 0), t_le1.eq(self.timeout <= 1),
                      t_le2.eq(self.timeout <= 2), t_m4.eq(self.timeout - 4)]
 
-        # ---- control part: state, queued flag, timeout flag (to_cur == el_cur >= timeout)
+        ctl = self._control(m, stim, in_rise, in_fall, t_nz)
+        q = self._decisions(m, ctl, pulse_in, t_in)
+        data = self._data(m, q, t_m4)
+        self._timeout_flag(m, ctl, q, data, t_le1, t_le2)
+        self._records(m, q, data)
+        return m
+
+    def _control(self, m, stim, in_rise, in_fall, t_nz):
+        """The control part: state, queued flag, timeout flag (``to_cur`` is
+        ``el_cur >= timeout``), and this cycle's decisions."""
         st, nxt_v, to_cur = Signal(2), Signal(), Signal()
         is_idle, is_wr, is_wf = Signal(), Signal(), Signal()
         m.d.comb += [is_idle.eq(st == _IDLE), is_wr.eq(st == _WAIT_RISE),
@@ -157,19 +169,29 @@ class LatencyMatcher(wiring.Component):
             with m.Else():
                 m.d.sync += st.eq(_IDLE)
             m.d.sync += nxt_v.eq((nxt_v & ~step1) | new_nxt)
+        return SimpleNamespace(to_cur=to_cur, new_cur=new_cur, new_nxt=new_nxt, take=take,
+                               rise_ok=rise_ok, step1=step1, fall_done=fall_done,
+                               b_valid=b_valid, s1_wf=s1_wf)
 
-        # ---- decisions, registered for the data part
+    def _decisions(self, m, ctl, pulse_in, t_in):
+        """The control part's decisions, registered for the data part."""
         q_new_cur, q_take, q_new_nxt, q_rise = Signal(), Signal(), Signal(), Signal()
         q_a, q_fall_done, q_b, q_b_nxt = Signal(), Signal(), Signal(), Signal()
         q_pulse, q_t = Signal(32), Signal(TIME_WIDTH)
         m.d.sync += [
-            q_new_cur.eq(new_cur), q_take.eq(take), q_new_nxt.eq(new_nxt), q_rise.eq(rise_ok),
-            q_a.eq(step1), q_fall_done.eq(fall_done),
-            q_b.eq(b_valid), q_b_nxt.eq(take | s1_wf),
+            q_new_cur.eq(ctl.new_cur), q_take.eq(ctl.take), q_new_nxt.eq(ctl.new_nxt),
+            q_rise.eq(ctl.rise_ok),
+            q_a.eq(ctl.step1), q_fall_done.eq(ctl.fall_done),
+            q_b.eq(ctl.b_valid), q_b_nxt.eq(ctl.take | ctl.s1_wf),
             q_pulse.eq(pulse_in), q_t.eq(t_in),
         ]
+        return SimpleNamespace(new_cur=q_new_cur, take=q_take, new_nxt=q_new_nxt, rise=q_rise,
+                               a=q_a, fall_done=q_fall_done, b=q_b, b_nxt=q_b_nxt,
+                               pulse=q_pulse, t=q_t)
 
-        # ---- data part: one cycle behind the control part
+    def _data(self, m, q, t_m4):
+        """The data part, one cycle behind the control part: the current and the next
+        pulse (index, time, elapsed-time and time-left counters) and the latency."""
         # el_cur = t - cur_t and el_nxt = t - nxt_t as counters, 32 bits plus a sticky
         # overflow bit (only the low 32 bits and "at least 2**32" are ever used).
         cur_p, cur_t, lat = Signal(32), Signal(TIME_WIDTH), Signal(32)
@@ -186,51 +208,54 @@ class LatencyMatcher(wiring.Component):
         dec_cur, dec_nxt = Signal(signed(34)), Signal(signed(34))
         m.d.comb += [dec_cur.eq(Mux(rem_cur[33], rem_cur, rem_cur - 1)),
                      dec_nxt.eq(Mux(rem_nxt[33], rem_nxt, rem_nxt - 1))]
-        with m.If(q_new_cur):
-            m.d.sync += [cur_p.eq(q_pulse), cur_t.eq(q_t), el_cur.eq(1), rem_cur.eq(t_m4)]
-        with m.Elif(q_take):
+        with m.If(q.new_cur):
+            m.d.sync += [cur_p.eq(q.pulse), cur_t.eq(q.t), el_cur.eq(1), rem_cur.eq(t_m4)]
+        with m.Elif(q.take):
             m.d.sync += [cur_p.eq(nxt_p), cur_t.eq(nxt_t), el_cur.eq(inc_nxt),
                          rem_cur.eq(dec_nxt)]
         with m.Else():
             m.d.sync += [el_cur.eq(inc_cur), rem_cur.eq(dec_cur)]
-        with m.If(q_rise):
-            with m.If(q_new_cur):
+        with m.If(q.rise):
+            with m.If(q.new_cur):
                 m.d.sync += lat.eq(0)
-            with m.Elif(q_take):
+            with m.Elif(q.take):
                 m.d.sync += lat.eq(el_nxt[:32])
             with m.Else():
                 m.d.sync += lat.eq(el_cur[:32])
-        with m.If(q_new_nxt):
-            m.d.sync += [nxt_p.eq(q_pulse), nxt_t.eq(q_t), el_nxt.eq(1), rem_nxt.eq(t_m4)]
+        with m.If(q.new_nxt):
+            m.d.sync += [nxt_p.eq(q.pulse), nxt_t.eq(q.t), el_nxt.eq(1), rem_nxt.eq(t_m4)]
         with m.Else():
             m.d.sync += [el_nxt.eq(inc_nxt), rem_nxt.eq(dec_nxt)]
+        return SimpleNamespace(cur_p=cur_p, cur_t=cur_t, lat=lat, nxt_p=nxt_p, nxt_t=nxt_t,
+                               el_cur=el_cur, rem_cur=rem_cur, rem_nxt=rem_nxt)
 
-        # The timeout flag of the next cycle. The control part's "current" el values
-        # are the data part's after the pending decisions: el + 1 for a kept pulse, 1
-        # for a new one; so "current el + 1 >= timeout" is "lagging el + 2 >= timeout"
-        # or "2 >= timeout".
+    def _timeout_flag(self, m, ctl, q, data, t_le1, t_le2):
+        """The timeout flag of the next cycle. The control part's "current" el values
+        are the data part's after the pending decisions: el + 1 for a kept pulse, 1
+        for a new one; so "current el + 1 >= timeout" is "lagging el + 2 >= timeout"
+        or "2 >= timeout"."""
         gx_cur, gx_nxt, ge_cur, ge_nxt = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [
-            gx_cur.eq(rem_cur[33]),
-            gx_nxt.eq(rem_nxt[33]),
-            ge_cur.eq(Mux(q_new_cur, t_le2, Mux(q_take, gx_nxt, gx_cur))),
-            ge_nxt.eq(Mux(q_new_nxt, t_le2, gx_nxt)),
+            gx_cur.eq(data.rem_cur[33]),
+            gx_nxt.eq(data.rem_nxt[33]),
+            ge_cur.eq(Mux(q.new_cur, t_le2, Mux(q.take, gx_nxt, gx_cur))),
+            ge_nxt.eq(Mux(q.new_nxt, t_le2, gx_nxt)),
         ]
-        m.d.sync += to_cur.eq(Mux(new_cur, t_le1, Mux(take, ge_nxt, ge_cur)))
+        m.d.sync += ctl.to_cur.eq(Mux(ctl.new_cur, t_le1, Mux(ctl.take, ge_nxt, ge_cur)))
 
-        # ---- records, from the data part and the registered decisions
+    def _records(self, m, q, data):
+        """The records, from the data part and the registered decisions."""
         a, b = Signal(LatencyRecord), Signal(LatencyRecord)
         m.d.comb += [
             a.channel.eq(self.channel), b.channel.eq(self.channel),
-            a.pulse.eq(cur_p), a.stim_t.eq(cur_t),
-            a.missed.eq(~q_fall_done),
-            a.latency.eq(Mux(q_fall_done, lat, 0)),
-            a.completion.eq(Mux(q_fall_done, el_cur[:32], 0)),
+            a.pulse.eq(data.cur_p), a.stim_t.eq(data.cur_t),
+            a.missed.eq(~q.fall_done),
+            a.latency.eq(Mux(q.fall_done, data.lat, 0)),
+            a.completion.eq(Mux(q.fall_done, data.el_cur[:32], 0)),
             b.missed.eq(1),
-            b.pulse.eq(Mux(q_b_nxt, nxt_p, cur_p)),
-            b.stim_t.eq(Mux(q_b_nxt, nxt_t, cur_t)),
+            b.pulse.eq(Mux(q.b_nxt, data.nxt_p, data.cur_p)),
+            b.stim_t.eq(Mux(q.b_nxt, data.nxt_t, data.cur_t)),
         ]
         out = m.d.sync if self.out_reg else m.d.comb
-        out += [self.rec_a_valid.eq(q_a), self.rec_a.eq(a),
-                self.rec_b_valid.eq(q_b), self.rec_b.eq(b)]
-        return m
+        out += [self.rec_a_valid.eq(q.a), self.rec_a.eq(a),
+                self.rec_b_valid.eq(q.b), self.rec_b.eq(b)]

@@ -7,7 +7,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from rtrig.gateware.stats import (
+from rtrig.gateware.stat_accumulators import (
     PIPELINE_DEPTH,
     STAT_WORDS,
     ChannelStats,
