@@ -21,18 +21,22 @@ LatencyRecord = LATENCY.struct()
 
 
 
-def matcher_signature():
+def matcher_signature(start_phase=False):
     """The signature of every latency matcher (this one and
     :class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`): a rig picks
     either by configuration and connects them alike. ``in_phase`` is used by the lean
-    matcher's multi-sample capture only."""
-    return wiring.Signature({
+    matcher's multi-sample capture only; ``stim_phase`` (with ``start_phase``) by a
+    lean matcher whose start edges come at any sample of a cycle."""
+    members = {
         "enable": In(1), "clear": In(1),
         "stim_rise": In(1), "in_rise": In(1), "in_fall": In(1), "in_phase": In(2),
         "t": In(TIME_WIDTH), "pulse": In(32), "timeout": In(32),
         "rec_a_valid": Out(1), "rec_a": Out(LatencyRecord),
         "rec_b_valid": Out(1), "rec_b": Out(LatencyRecord),
-    })
+    }
+    if start_phase:
+        members["stim_phase"] = In(2)
+    return wiring.Signature(members)
 
 
 _IDLE, _WAIT_RISE, _WAIT_FALL = 0, 1, 2

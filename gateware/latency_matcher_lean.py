@@ -54,12 +54,24 @@ class LeanLatencyMatcher(wiring.Component):
         (the response sampled four times per clock: ``t`` is a multiple of 4 and
         advances by four per cycle). With 2 and 4, ``in_phase`` tells at which of the
         cycle's ticks a response edge happened.
+    start_phase : bool
+        ``step`` 2 or 4 only: the start edges (``stim_rise``) come at any tick of a
+        cycle too, at ``t + stim_phase`` (an interval channel's start on a target pin).
+        Held times then keep their low bits, and edges in one cycle are taken in the
+        order of their ticks where it matters: a response rise at an earlier tick than
+        the cycle's start edge belongs to the pulse before it (or to none), one at the
+        same or a later tick to the new pulse, with latency ``in_phase - stim_phase``.
+        The timeout counts from the start edge's own tick.
 
     Members
     -------
     enable, clear : In(1)
     stim_rise : In(1)
-        A stimulus pulse rose at time ``t`` (always phase 0 with ``step`` 2 or 4).
+        A stimulus pulse rose at time ``t`` (always phase 0 with ``step`` 2 or 4,
+        unless ``start_phase``).
+    stim_phase : In(2)
+        ``start_phase`` only: the start edge of this cycle happened at
+        ``t + stim_phase``.
     in_rise, in_fall : In(1)
         The response rose / fell at time ``t + in_phase``; never both in one cycle (as
         from :class:`~rtrig.gateware.capture.EdgeDetector`).
@@ -102,24 +114,34 @@ class LeanLatencyMatcher(wiring.Component):
     pulse or the current one, so each record field has a single source.
     """
 
-    def __init__(self, channel, step=1):
+    def __init__(self, channel, step=1, start_phase=False):
         if step not in (1, 2, 4):
             raise ValueError(f"step must be 1, 2 or 4, not {step!r}")
+        if start_phase and step == 1:
+            raise ValueError("start phases need more than one sample per cycle (step 2 or 4)")
         self.channel = channel
         self.step = step
-        super().__init__(matcher_signature())
+        self.start_phase = start_phase
+        super().__init__(matcher_signature(start_phase))
 
     def elaborate(self, platform):
         m = Module()
         # Every stimulus time is a multiple of ``step``: the low ``lo`` bits of a held
-        # time are not stored.
+        # time are not stored (``start_phase``: they are, ``hold`` bits in all).
         lo = self.step.bit_length() - 1
+        hold = TIME_WIDTH if self.start_phase else TIME_WIDTH - lo
 
         stim = Signal()
         ph = Signal(lo)                 # the phase of this cycle's response edge, or 0
         m.d.comb += stim.eq(self.stim_rise & self.enable)
         if lo:
             m.d.comb += ph.eq(Mux(self.in_rise | self.in_fall, self.in_phase[:lo], 0))
+        ps = None                       # the phase of this cycle's start edge
+        start_t = self.t[lo:]           # the time held for a start edge of this cycle
+        if self.start_phase:
+            ps = Signal(lo)
+            m.d.comb += ps.eq(Mux(self.stim_rise, self.stim_phase[:lo], 0))
+            start_t = Cat(ps, self.t[lo:])
 
         # ---- held pulses: the current one, the last stimulus pulse, the latency.
         # Invariant: waiting for a rise, the current pulse is the last stimulus pulse;
@@ -127,35 +149,40 @@ class LeanLatencyMatcher(wiring.Component):
         # The current pulse's time is held inverted: ``t - cur_t`` is then an addition
         # (``t + ~cur_t + 1``), whose carry chain needs no inverter per bit; the
         # inversion moves to the record (and into the consumer's holding register).
-        cur_p, cur_tn = Signal(32), Signal(TIME_WIDTH - lo)
-        nxt_p, nxt_t = Signal(32), Signal(TIME_WIDTH - lo)
+        cur_p, cur_tn = Signal(32), Signal(hold)
+        nxt_p, nxt_t = Signal(32), Signal(hold)
         lat = Signal(32)
 
         # Elapsed ticks from the current pulse to this cycle's response edge (to ``t``
-        # without one). Both times are multiples of ``step`` apart from the phase.
+        # without one). Both times are multiples of ``step`` apart from the phase
+        # (``start_phase``: a full-width subtraction).
         el = Signal(TIME_WIDTH)
-        m.d.comb += el.eq(Cat(ph, self.t[lo:] + cur_tn + 1))
+        if self.start_phase:
+            m.d.comb += el.eq(Cat(ph, self.t[lo:]) + cur_tn + 1)
+        else:
+            m.d.comb += el.eq(Cat(ph, self.t[lo:] + cur_tn + 1))
 
-        left = self._time_left(m, lo, ph)
-        st, d = self._control(m, stim, left)
+        left = self._time_left(m, lo, ph, ps)
+        st, d = self._control(m, stim, left, ph, ps)
 
         with m.If(stim):
-            m.d.sync += [nxt_p.eq(self.pulse), nxt_t.eq(self.t[lo:])]
+            m.d.sync += [nxt_p.eq(self.pulse), nxt_t.eq(start_t)]
         with m.If(d.new_cur):
-            m.d.sync += [cur_p.eq(self.pulse), cur_tn.eq(~self.t[lo:])]
+            m.d.sync += [cur_p.eq(self.pulse), cur_tn.eq(~start_t)]
         with m.Elif(d.take):
             m.d.sync += [cur_p.eq(nxt_p), cur_tn.eq(~nxt_t)]
         self._count_time_left(m, lo, stim, d, left)
         # ``lat`` is 0 while the current pulse has not risen, so a missed record needs
-        # no gating. A pulse arriving with its rise: latency is the edge's phase.
+        # no gating. A pulse arriving with its rise: latency is the edge's phase (less
+        # the start's). A rise before this cycle's start edge: the current pulse's.
         with m.If(d.new_cur | d.take):
-            m.d.sync += lat.eq(Mux(d.rise_ok, ph, 0))
-        with m.Elif(d.rise_ok):
+            m.d.sync += lat.eq(Mux(d.rise_ok, ph if ps is None else (ph - ps)[:lo], 0))
+        with m.Elif(d.rise_ok if ps is None else d.rise_ok | d.early):
             m.d.sync += lat.eq(el[:32])
 
         # ---- records (fields valid with their strobes only, so the raw state is used).
         def stim_time(held):
-            return Cat(Const(0, lo), held) if lo else held
+            return Cat(Const(0, lo), held) if lo and not self.start_phase else held
 
         a, b = Signal(LatencyRecord), Signal(LatencyRecord)
         m.d.comb += [
@@ -171,7 +198,7 @@ class LeanLatencyMatcher(wiring.Component):
         ]
         return m
 
-    def _time_left(self, m, lo, ph):
+    def _time_left(self, m, lo, ph, ps=None):
         """The time left before each held pulse is late, and whether a rise now is.
 
         For the current and the last stimulus pulse, a down-counter ``v = (pulse time +
@@ -183,17 +210,23 @@ class LeanLatencyMatcher(wiring.Component):
         bits of ``v``, which the counting keeps). So "late" comes from flip-flops, not
         from a compare after a subtraction (two carry chains in a row do not fit in a
         48 MHz cycle on an iCE40). :meth:`_count_time_left` counts them.
+
+        With start phases (``ps``, the start edge's phase) the pulse time is ``t + ps``:
+        the counters are loaded with ``timeout - 2 * step + ps``.
         """
         v_cur, v_nxt = Signal(signed(34)), Signal(signed(34))
         near_cur, near_nxt = Signal(), Signal()
         t_m = Signal(signed(34))
-        m.d.comb += t_m.eq(self.timeout - 2 * self.step)
+        tps = self.timeout              # the timeout from the start of the cycle
+        if ps is not None:
+            tps = Signal(33)
+            m.d.comb += tps.eq(self.timeout + ps)
+        m.d.comb += t_m.eq(tps - 2 * self.step)
 
         # A counter loaded with ``timeout - 2 * step``: step < timeout < 2 * step.
         fresh_near = 0
         if lo:
-            fresh_near = ((self.timeout[lo + 1:] == 0) & self.timeout[lo]
-                          & (self.timeout[:lo] != 0))
+            fresh_near = (tps[lo + 1:] == 0) & tps[lo] & (tps[:lo] != 0)
 
         t_hi_zero, t_nz, late, late_new = (Signal() for _ in range(4))
         t_small = Signal(lo)            # the timeout if below ``step``, else 0
@@ -212,7 +245,9 @@ class LeanLatencyMatcher(wiring.Component):
             late.eq(t_nz & late_edge),
             # The same for a pulse arriving in this cycle (a rise ``in_phase`` after it:
             # only a timeout below ``step`` can be reached).
-            late_new.eq((t_small != 0) & (ph >= t_small) if lo else 0),
+            late_new.eq(0 if not lo else
+                        (t_small != 0) & (ph >= t_small) if ps is None else
+                        (t_small != 0) & (ph >= ps) & ((ph - ps)[:lo] >= t_small)),
         ]
         return SimpleNamespace(v_cur=v_cur, v_nxt=v_nxt, near_cur=near_cur,
                                near_nxt=near_nxt, t_m=t_m, fresh_near=fresh_near,
@@ -242,9 +277,11 @@ class LeanLatencyMatcher(wiring.Component):
         with m.Else():
             m.d.sync += [v_nxt.eq(dec(v_nxt, near_nxt)), near_nxt.eq(near_after_dec(v_nxt))]
 
-    def _control(self, m, stim, left):
+    def _control(self, m, stim, left, ph=None, ps=None):
         """The state as seen by this cycle's edges (empty after a clear), its next value,
-        and this cycle's decisions."""
+        and this cycle's decisions. With start phases (``ps``), a rise at an earlier
+        phase than this cycle's start edge comes before it (``early``: the current
+        pulse's rise, when it waits for one and is not late)."""
         st = Signal(2)
         is_wr, is_wf, queued = Signal(), Signal(), Signal()
         m.d.comb += [
@@ -261,11 +298,23 @@ class LeanLatencyMatcher(wiring.Component):
             take.eq(queued & self.in_fall),
         ]
         s1_wr, s1_wf, s1_q = Signal(), Signal(), Signal()
-        m.d.comb += [
-            s1_wr.eq(take | (is_wr & ~to_done)),
-            s1_wf.eq(is_wf & ~self.in_fall),
-            s1_q.eq(queued & ~self.in_fall),
-        ]
+        before = early = 0
+        if ps is not None:
+            # A rise before the start edge: it belongs to the current pulse (or none).
+            before, early = Signal(), Signal()
+            m.d.comb += [before.eq(stim & self.in_rise & (ph < ps)),
+                         early.eq(before & is_wr & ~left.late)]
+        if ps is None:
+            m.d.comb += [
+                s1_wr.eq(take | (is_wr & ~to_done)),
+                s1_wf.eq(is_wf & ~self.in_fall),
+            ]
+        else:
+            m.d.comb += [
+                s1_wr.eq(take | (is_wr & ~to_done & ~early)),
+                s1_wf.eq((is_wf & ~self.in_fall) | early),
+            ]
+        m.d.comb += s1_q.eq(queued & ~self.in_fall)
         # Step 2: a stimulus pulse arrives. Waiting for a rise: the waiting pulse is
         # missed, the new one replaces it; waiting for a fall: the new one is queued (a
         # queued one already there is missed); idle: the new one becomes current.
@@ -277,7 +326,8 @@ class LeanLatencyMatcher(wiring.Component):
         ]
         # Step 3: the response rises; latency = rise time - current pulse's time.
         rise_ok = Signal()
-        m.d.comb += rise_ok.eq(s2_wr & self.in_rise & ~(new_cur & left.late_new))
+        rise = self.in_rise if ps is None else self.in_rise & ~before
+        m.d.comb += rise_ok.eq(s2_wr & rise & ~(new_cur & left.late_new))
 
         with m.If(rise_ok | s1_wf):
             m.d.sync += st.eq(Cat(s1_q | (s1_wf & stim), 1))
@@ -286,4 +336,5 @@ class LeanLatencyMatcher(wiring.Component):
         with m.Else():
             m.d.sync += st.eq(_IDLE)
         return st, SimpleNamespace(fall_done=fall_done, to_done=to_done, take=take,
-                                   new_cur=new_cur, b_valid=b_valid, rise_ok=rise_ok)
+                                   new_cur=new_cur, b_valid=b_valid, rise_ok=rise_ok,
+                                   early=early)

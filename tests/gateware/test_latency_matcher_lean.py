@@ -521,3 +521,160 @@ def test_matches_the_reference_model(step):
         n += len(ref)
         late += sum(r[3] for _, r in ref)
     assert n > 1000 and late > 200              # the sequences do produce both kinds
+
+
+# Start edges at any phase (``start_phase``: an interval channel's start on a pin) ------
+
+def model_sp(events, timeout, step, t0, channel):
+    """:func:`model` with a start phase per cycle: events per cycle (enable, clear,
+    stim, rise, fall, pulse, in_phase, stim_phase). The start edge is at ``t +
+    stim_phase``; a rise at an earlier tick than it comes before it."""
+    cur = queued = None
+    out = []
+
+    def missed(p):
+        return (p[0], p[1], channel, 1, 0, 0, 0)
+
+    def late(p, te):
+        return timeout and te - p[1] >= timeout
+
+    for k, (en, clr, stim, rise, fall, pulse, in_phase, stim_phase) in enumerate(events):
+        t = t0 + step * k
+        te = t + (in_phase % step if rise or fall else 0)
+        ts = t + stim_phase % step
+        if clr or not en:
+            cur = queued = None
+        stim = stim and en
+        if cur and cur[2] is None and late(cur, te):
+            out.append((k, missed(cur)))
+            cur = None
+        if fall and cur and cur[2] is not None:
+            out.append((k, (cur[0], cur[1], channel, 0, cur[2] % 2**32,
+                            (te - cur[1]) % 2**32, 0)))
+            cur, queued = queued, None
+        before = rise and stim and te < ts
+        if before and cur and cur[2] is None:
+            cur[2] = te - cur[1]                # not late: checked above
+        if stim:
+            new = [pulse, ts, None]
+            if cur and cur[2] is None:
+                out.append((k, missed(cur)))
+            if cur and cur[2] is not None:
+                if queued:
+                    out.append((k, missed(queued)))
+                queued = new
+            else:
+                cur = new
+        if rise and not before and cur and cur[2] is None and not late(cur, te):
+            cur[2] = te - cur[1]
+    return out
+
+
+def run_lean_sp(seqs, step, channel=5):
+    """:func:`run_lean` for a matcher with ``start_phase`` (events as for
+    :func:`model_sp`)."""
+    dut = LeanLatencyMatcher(channel, step=step, start_phase=True)
+    got = [[] for _ in seqs]
+    starts = []
+
+    async def tb(ctx):
+        t = step * ((1 << 32) - 5000)
+        for i, (timeout, events) in enumerate(seqs):
+            ctx.set(dut.timeout, timeout)
+            starts.append(t)
+            for k, (en, clr, stim, rise, fall, pulse, ph, sph) in enumerate(events):
+                for sig, v in ((dut.enable, en), (dut.clear, clr), (dut.stim_rise, stim),
+                               (dut.in_rise, rise), (dut.in_fall, fall), (dut.t, t),
+                               (dut.pulse, pulse), (dut.in_phase, ph),
+                               (dut.stim_phase, sph)):
+                    ctx.set(sig, v)
+                recs = []
+                _collect(ctx, dut, recs, fields=8)
+                got[i] += [(k, r) for r in recs]
+                t += step
+                await ctx.tick()
+
+    run(dut, tb)
+    return starts, got
+
+
+def _sp(step, events):
+    """Hand events (cycle, stim, rise, fall, pulse, in_phase, stim_phase) as a dense
+    :func:`model_sp` sequence, enabled, with an idle tail."""
+    ev = {e[0]: e for e in events}
+    out = []
+    for c in range(max(ev) + 12):
+        e = ev.get(c, (c, 0, 0, 0, 0, 0, 0))
+        out.append((1, 0, e[1], e[2], e[3], e[4], e[5], e[6]))
+    return out
+
+
+@pytest.mark.parametrize("step", [2, 4])
+def test_start_phase_latency_counts_from_the_start_tick(step):
+    p = step - 1
+    seq = _sp(step, [(3, 1, 0, 0, 7, 0, p), (5, 0, 1, 0, 0, 0, 0), (8, 0, 0, 1, 0, 1, 0)])
+    (t0,), (got,) = run_lean_sp([(0, seq)], step)
+    start = t0 + 3 * step + p
+    assert [r for _, r in got] == [(7, start, 5, 0, (t0 + 5 * step) - start,
+                                    (t0 + 8 * step + 1) - start, 0)]
+
+
+def test_start_phase_rise_before_the_start_belongs_to_the_pulse_before():
+    # Pulse 1 at cycle 2; in cycle 6 its rise at phase 0 comes before pulse 2's start at
+    # phase 1: pulse 1 gets the rise, pulse 2 queues behind it and gets the next rise.
+    seq = _sp(2, [(2, 1, 0, 0, 1, 0, 0), (6, 1, 1, 0, 2, 0, 1), (7, 0, 0, 1, 0, 0, 0),
+                  (9, 0, 1, 0, 0, 1, 0), (10, 0, 0, 1, 0, 0, 0)])
+    (t0,), (got,) = run_lean_sp([(0, seq)], 2)
+    recs = sorted(r for _, r in got)
+    assert recs == [(1, t0 + 4, 5, 0, 8, 10, 0),
+                    (2, t0 + 13, 5, 0, (t0 + 19) - (t0 + 13), (t0 + 20) - (t0 + 13), 0)]
+    # The same rise at the start's own phase belongs to the new pulse: pulse 1 missed.
+    seq = _sp(2, [(2, 1, 0, 0, 1, 0, 0), (6, 1, 1, 0, 2, 1, 1), (7, 0, 0, 1, 0, 0, 0)])
+    (t0,), (got,) = run_lean_sp([(0, seq)], 2)
+    assert sorted(r for _, r in got) == [(1, t0 + 4, 5, 1, 0, 0, 0),
+                                         (2, t0 + 13, 5, 0, 0, 1, 0)]
+
+
+def model_sequence_sp(rng, step, timeout, n=60):
+    """:func:`model_sequence` with a random start phase in every cycle."""
+    return [e + (rng.randint(0, 3),) for e in model_sequence(rng, step, timeout, n)]
+
+
+@pytest.mark.parametrize("step", [2, 4])
+def test_start_phase_matches_the_reference_model(step):
+    rng = random.Random(20 + step)
+    seqs = []
+    for _ in range(150):
+        timeout = rng.choice((0, rng.randint(1, 3 * step), rng.randint(1, 12 * step)))
+        seqs.append((timeout, model_sequence_sp(rng, step, timeout)))
+    starts, got = run_lean_sp(seqs, step)
+    n = before = 0
+    for (timeout, events), t0, dut in zip(seqs, starts, got, strict=True):
+        ref = model_sp(events, timeout, step, t0, 5)
+        assert sorted(dut) == sorted(ref), (timeout, events)
+        n += sum(not r[3] and r[1] % step for _, r in ref)
+        before += sum(e[2] and e[3] and e[6] % step < e[7] % step for e in events)
+    assert n > 100                  # answered pulses that started at phases 1..3
+    assert before > 20              # rises before a start in its cycle
+
+
+@pytest.mark.parametrize("step", [1, 2, 4])
+def test_without_start_phase_the_matcher_is_unchanged(step):
+    # the option adds its port and logic only when asked for: a matcher without it has
+    # the signature every other matcher has
+    from amaranth.hdl import Fragment
+
+    from rtrig.gateware.latency_matcher import matcher_signature
+    dut = LeanLatencyMatcher(0, step=step)
+    Fragment.get(dut, None)                     # elaborates (a used elaboratable)
+    assert dut.signature == matcher_signature()
+    assert "stim_phase" not in dut.signature.members
+    if step == 1:
+        class Refused(LeanLatencyMatcher):
+            _MustUse__silence = True    # never elaborated: its constructor raises
+        with pytest.raises(ValueError, match="start phases"):
+            Refused(0, step=1, start_phase=True)
+    else:
+        sp = LeanLatencyMatcher(0, step=step, start_phase=True)
+        Fragment.get(sp, None)
+        assert "stim_phase" in sp.signature.members
