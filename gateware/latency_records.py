@@ -28,7 +28,7 @@ class LatencyRecords(Feature):
     of the link while ``STREAM_EN`` bit 1 is set. The pulse index counts STIM0 rising
     edges from 0 at ``clear`` and at a stimulus start.
 
-    Interval channels (not ``lean``): ``LAT_EDGES`` chooses each channel's start edge
+    Interval channels (``intervals``): ``LAT_EDGES`` chooses each channel's start edge
     (the matcher's "stimulus") and end edge (its "response rise"; the end source's
     other edge is its "response fall", the completion) among the inputs and STIM0/STIM1,
     rising or falling. Its reset value is the latency channels above. A channel's pulse
@@ -49,6 +49,11 @@ class LatencyRecords(Feature):
         The on-chip statistics take the matchers' records (``rec_*`` members): with
         ``stat_on`` the matchers run even while the LATENCY stream is off, and their
         records reach the stream only while it is on.
+    intervals : bool
+        Interval channels (``LAT_EDGES``); default: without ``lean``. With ``lean`` and
+        several samples per cycle, each channel's start edge keeps its phase
+        (:class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`
+        ``start_phase``), so an interval between two pins is exact to the tick.
 
     Members
     -------
@@ -74,15 +79,19 @@ class LatencyRecords(Feature):
         LATENCY packets (19-byte payloads, :data:`rtrig.records.LATENCY`).
     regs : Out(Signature)
         ``LAT_CH_EN``, ``LAT_TIMEOUT`` (ticks; 0: until the next stimulus),
-        ``LAT_OVERFLOW``, ``LAT_RECORDS``, ``LAT_EDGES`` (not ``lean``); it reads
+        ``LAT_OVERFLOW``, ``LAT_RECORDS``, ``LAT_EDGES`` (with ``intervals``); it reads
         ``STREAM_EN``.
     """
 
-    def __init__(self, depth=512, step=1, lean=False, with_statistics=True):
+    def __init__(self, depth=512, step=1, lean=False, with_statistics=True, intervals=None):
         self.depth = depth
         self.step = step
         self.lean = lean
         self.with_statistics = with_statistics
+        self.intervals = not lean if intervals is None else intervals
+        if self.intervals and step > 1 and not lean:
+            raise ValueError("interval channels with several samples per cycle need the "
+                             "lean matchers (lean=True)")
         n, ch = N_INPUTS + 2, N_LATENCY_CHANNELS
         super().__init__({
             "rise": In(n), "fall": In(n), "phase": In(data.ArrayLayout(2, n)),
@@ -93,7 +102,7 @@ class LatencyRecords(Feature):
             "rec_b": Out(data.ArrayLayout(LatencyRecord, ch)),
             "packets": Out(stream.Signature(TxPacket)),
         }, registers=("LAT_CH_EN", "LAT_TIMEOUT", "LAT_OVERFLOW", "LAT_RECORDS")
-            + (() if lean else ("LAT_EDGES",)), uses=("STREAM_EN",))
+            + (("LAT_EDGES",) if self.intervals else ()), uses=("STREAM_EN",))
 
     def elaborate(self, platform):
         m = Module()
@@ -105,20 +114,27 @@ class LatencyRecords(Feature):
         # their records only while it is on.
         run = on | self.stat_on if self.with_statistics else on
         for ch in range(N_LATENCY_CHANNELS):
+            # Lean with intervals and several samples per cycle: start edges on pins
+            # come at any phase.
+            phases = self.lean and self.intervals and self.step > 1
             if self.lean:
                 from .latency_matcher_lean import LeanLatencyMatcher
-                mt = LeanLatencyMatcher(ch, step=self.step)
+                mt = LeanLatencyMatcher(ch, step=self.step, start_phase=phases)
             else:
                 mt = LatencyMatcher(ch)
             m.submodules[f"match{ch}"] = mt
-            if self.lean:
+            in_phase = self.phase[ch]
+            if not self.intervals:
                 # Latency channels only, sharing one pulse index (area).
                 start, end_rise, end_fall = self.rise[_STIM0], self.rise[ch], self.fall[ch]
                 if ch == 0:
                     pulse = self._pulse_index(m, restart, start, "pulse")
             else:
-                start, end_rise, end_fall = self._edges(m, regs.LAT_EDGES[8 * ch:][:8])
+                sel = regs.LAT_EDGES[8 * ch:][:8]
+                start, end_rise, end_fall = self._edges(m, sel)
                 pulse = self._pulse_index(m, restart, start, f"pulse{ch}")
+                if phases:
+                    in_phase = self._phases(m, mt, sel, ch)
             a_valid, b_valid = mt.rec_a_valid, mt.rec_b_valid
             if self.with_statistics:
                 a_valid, b_valid = a_valid & on, b_valid & on
@@ -128,7 +144,7 @@ class LatencyRecords(Feature):
                 mt.stim_rise.eq(start),
                 mt.in_rise.eq(end_rise),
                 mt.in_fall.eq(end_fall),
-                mt.in_phase.eq(self.phase[ch]),
+                mt.in_phase.eq(in_phase),
                 mt.t.eq(self.t),
                 mt.pulse.eq(pulse),
                 mt.timeout.eq(regs.LAT_TIMEOUT),
@@ -158,10 +174,20 @@ class LatencyRecords(Feature):
             m.d.sync += pulse.eq(pulse + 1)
         return pulse
 
+    def _phases(self, m, mt, sel, ch):
+        """With several samples per cycle, the phases of a channel's chosen edges: the
+        start source's to the matcher's ``stim_phase``; the end source's returned for
+        its ``in_phase`` (both edges of a source have its one phase per cycle)."""
+        start_src, end_src = sel[0:3], sel[4:7]
+        sph, eph = Signal(2, name=f"start_phase{ch}"), Signal(2, name=f"end_phase{ch}")
+        m.d.comb += [sph.eq(self.phase[start_src]), eph.eq(self.phase[end_src]),
+                     mt.stim_phase.eq(sph)]
+        return eph
+
     def _edges(self, m, sel):
         """A channel's start strobe and end rise/fall strobes, chosen by its
-        ``LAT_EDGES`` byte ``sel``. (Phases are not needed: the full matcher samples
-        once per cycle.)"""
+        ``LAT_EDGES`` byte ``sel`` (with several samples per cycle their phases come
+        from :meth:`_phases`)."""
         start_src, start_fall, end_src, end_fall = sel[0:3], sel[3], sel[4:7], sel[7]
         start = Mux(start_fall, self.fall.bit_select(start_src, 1),
                     self.rise.bit_select(start_src, 1))

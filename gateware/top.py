@@ -81,6 +81,13 @@ class Rig(wiring.Component):
         ``LOOP_LINE_DEPTH`` clock cycles; a longer ``LOOP_DELAY`` answers nothing); the
         host → rig byte FIFO in block RAM (no distributed RAM on an iCE40). The
         behaviour seen from the host is the same.
+    intervals : bool
+        Interval channels (register ``LAT_EDGES``, ``CAPS`` bit ``INTERVALS``);
+        default: without ``compact``. With ``compact`` and several samples per clock,
+        each channel's start edge keeps its sample's phase.
+    bursts : bool
+        Bursts (``STIM_BURST``, ``STIM_GAP``, ``CAPS`` bit ``BURST``): the full
+        stimulus generator, also in a ``compact`` rig; default: without ``compact``.
     ddr : bool
         DDR input capture: ``samples=2``.
     samples : int
@@ -111,7 +118,8 @@ class Rig(wiring.Component):
 
     def __init__(self, clk_freq=100_000_000, baud=3_000_000, board=0, with_model=True,
                  fifo_depth=512, with_soc=False, soc_firmware=b"", with_stats=True,
-                 loop_depth=16, compact=False, ddr=False, samples=None, pin_latency=0):
+                 loop_depth=16, compact=False, ddr=False, samples=None, pin_latency=0,
+                 intervals=None, bursts=None):
         step = samples or (2 if ddr else 1)
         if step not in (1, 2, 4):
             raise ValueError(f"samples must be 1, 2 or 4, not {step!r}")
@@ -127,6 +135,8 @@ class Rig(wiring.Component):
         self.with_stats = with_stats
         self.loop_depth = loop_depth
         self.compact = compact
+        self.intervals = not compact if intervals is None else intervals
+        self.bursts = not compact if bursts is None else bursts
         #: Inputs sampled more than once per clock (DDR input registers).
         self.ddr = step > 1
         self.pin_latency = pin_latency
@@ -160,15 +170,17 @@ class Rig(wiring.Component):
             caps |= 1 << Target.MODEL
         if self.with_soc:
             caps |= 1 << Target.SOC
-        if not lean:
-            caps |= Caps.INTERVALS | Caps.BURST
+        if self.intervals:
+            caps |= Caps.INTERVALS
+        if self.bursts:
+            caps |= Caps.BURST
         divisor = self.clk_freq // self.baud
         f = {
             "control": RigControl(
                 build_hash=int(gateware_hash()[:8], 16), tick_hz=self.clk_freq * step,
                 baud=self.clk_freq // divisor, board=self.board, caps=caps,
                 in_delay=(IN_DELAY + self.pin_latency) * step, step=step),
-            "stim": Stimulus(step, lean=lean),
+            "stim": Stimulus(step, lean=lean and not self.bursts),
             "targets": Targets(step=step, pin_latency=self.pin_latency, lean=lean,
                                loop_depth=self.loop_depth, with_model=self.with_model,
                                truth_depth=self.fifo_depth, with_soc=self.with_soc,
@@ -176,6 +188,7 @@ class Rig(wiring.Component):
             "capture": InputCapture(step, self.pin_latency),
             "events": RawEvents(self.fifo_depth, lean=lean, phase_bits=step.bit_length() - 1),
             "latency": LatencyRecords(self.fifo_depth, step, lean=lean,
+                                      intervals=self.intervals,
                                       with_statistics=self.with_stats),
         }
         if self.with_stats:

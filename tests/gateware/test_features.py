@@ -21,13 +21,30 @@ def owned(rig):
     return [name for f in features(rig).values() for name in f.registers]
 
 
+FULL_COMPACT = {"compact": True, "samples": 2, "intervals": True, "bursts": True}
+
+
 @pytest.mark.parametrize("kw", [{}, {"compact": True}, {"compact": True, "samples": 4},
-                                {"with_soc": True}])
+                                {"with_soc": True}, FULL_COMPACT])
 def test_features_declare_every_register_once(kw):
     names = owned(Rig(**kw))
-    # The compact rig has no interval channels and no bursts (CAPS says so).
-    left_out = {"LAT_EDGES", "STIM_BURST", "STIM_GAP"} if kw.get("compact") else set()
+    # The compact rig has no interval channels and no bursts unless asked for.
+    left_out = set()
+    if kw.get("compact") and not kw.get("intervals"):
+        left_out |= {"LAT_EDGES"}
+    if kw.get("compact") and not kw.get("bursts"):
+        left_out |= {"STIM_BURST", "STIM_GAP"}
     assert sorted(names) == sorted(r.name for r in REGISTERS if r.name not in left_out)
+
+
+@pytest.mark.parametrize("kw", [{}, {"compact": True}, FULL_COMPACT,
+                                {"compact": True, "intervals": True}])
+def test_caps_say_which_of_intervals_and_bursts_are_built_in(kw):
+    from rtrig.protocol import Caps
+    caps = features(Rig(**kw))["control"].values["CAPS"]
+    compact = kw.get("compact", False)
+    assert bool(caps & Caps.INTERVALS) == kw.get("intervals", not compact)
+    assert bool(caps & Caps.BURST) == kw.get("bursts", not compact)
 
 
 def test_features_left_out_take_their_registers():
