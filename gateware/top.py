@@ -30,8 +30,9 @@ __all__ = ["Rig", "EventRecord", "TruthWireRecord", "gateware_hash", "LOOP_LINE_
 
 
 def gateware_hash():
-    """SHA-256 over the gateware sources, the protocol and the records: identifies a
-    build (register ``BUILD_HASH``).
+    """SHA-256 over the gateware sources, the protocol and the records: identifies the
+    sources (the simulation twin's build cache key). A build is identified by its
+    logic instead (:meth:`Rig.logic_hash`, register ``BUILD_HASH``).
 
     The files are found through the imported modules, so an installed package hashes
     what it runs; a source that cannot be read is an error, never skipped.
@@ -119,7 +120,10 @@ class Rig(wiring.Component):
     def __init__(self, clk_freq=100_000_000, baud=3_000_000, board=0, with_model=True,
                  fifo_depth=512, with_soc=False, soc_firmware=b"", with_stats=True,
                  loop_depth=16, compact=False, ddr=False, samples=None, pin_latency=0,
-                 intervals=None, bursts=None):
+                 intervals=None, bursts=None, build_hash=None):
+        self._params = {k: v for k, v in locals().items()
+                        if k not in ("self", "build_hash", "__class__")}
+        self._build_hash = build_hash
         step = samples or (2 if ddr else 1)
         if step not in (1, 2, 4):
             raise ValueError(f"samples must be 1, 2 or 4, not {step!r}")
@@ -161,6 +165,20 @@ class Rig(wiring.Component):
             members.update({f"soc_{name}": Out(width) for name, width in SOC_OUTPUTS.items()})
         super().__init__(members)
 
+    def logic_hash(self):
+        """The value of ``BUILD_HASH``: the low 32 bits of the SHA-256 of this rig's
+        logic (:func:`~rtrig.gateware.identity.logic_text` of its RTLIL, built with
+        ``BUILD_HASH`` 0). Two rigs of the same configuration from sources that build
+        the same hardware have the same value; any change to the hardware changes it.
+        (``build_hash`` given to the constructor: that value.)"""
+        if self._build_hash is None:
+            from amaranth.back import rtlil
+
+            from .identity import logic_digest
+            bare = Rig(**self._params, build_hash=0)
+            self._build_hash = int(logic_digest(rtlil.convert(bare, name="rig"))[:8], 16)
+        return self._build_hash
+
     def features(self):
         """The rig's features, by submodule name, as this configuration builds them
         (a :class:`~rtrig.gateware.feature.Feature` each)."""
@@ -177,7 +195,7 @@ class Rig(wiring.Component):
         divisor = self.clk_freq // self.baud
         f = {
             "control": RigControl(
-                build_hash=int(gateware_hash()[:8], 16), tick_hz=self.clk_freq * step,
+                build_hash=self.logic_hash(), tick_hz=self.clk_freq * step,
                 baud=self.clk_freq // divisor, board=self.board, caps=caps,
                 in_delay=(IN_DELAY + self.pin_latency) * step, step=step),
             "stim": Stimulus(step, lean=lean and not self.bursts),

@@ -149,7 +149,7 @@ _R, _W, _S = Access.RO, Access.RW, Access.STROBE
 REGISTERS = [
     RegisterInfo("ID", 0x000, _R, RIG_ID, "constant 0x52544731 ('RTG1')"),
     RegisterInfo("VERSION", 0x001, _R, GATEWARE_VERSION, "register map / packet format version"),
-    RegisterInfo("BUILD_HASH", 0x002, _R, 0, "low 32 bits of the gateware source hash"),
+    RegisterInfo("BUILD_HASH", 0x002, _R, 0, "low 32 bits of the hash of the rig's logic"),
     RegisterInfo("TICK_HZ", 0x003, _R, 0, "timebase ticks per second"),
     RegisterInfo("BAUD", 0x004, _R, 0, "host link baud rate"),
     RegisterInfo("N_INPUTS", 0x005, _R, N_INPUTS, "number of rig inputs"),

@@ -257,20 +257,6 @@ def test_only_the_rig_room_holds_the_link():
 MAX_FUNCTION_LINES = 100
 
 
-#: Gateware functions over the limit, waiting for the next gateware change: the
-#: gateware's sources are hashed into register BUILD_HASH, a constant of every board's
-#: netlist, so even a split that leaves the hardware as it is moves every board's
-#: placement (several ECP5 boards close 100 MHz only on the placement they have). A
-#: split of each into named parts, proven to give the same netlist, is ready for that
-#: change's placement round. Strict: a function split leaves this set.
-WAITING_GATEWARE = {
-    "rtrig.gateware.link.elaborate", "rtrig.gateware.matcher.elaborate",
-    "rtrig.gateware.matcher_lean.elaborate", "rtrig.gateware.model.elaborate",
-    "rtrig.gateware.pulsegen.elaborate", "rtrig.gateware.soc.elaborate",
-    "rtrig.gateware.stats.elaborate", "rtrig.gateware.stimulus_lean.elaborate",
-}
-
-
 def _long_functions(limit):
     out = {}
     for m in MODULES:
@@ -292,7 +278,4 @@ def test_long_functions_are_found():
 
 def test_no_long_function_in_gateware_or_host():
     long = _long_functions(MAX_FUNCTION_LINES)
-    new = {n: lines for n, lines in long.items() if n not in WAITING_GATEWARE}
-    assert not new, f"functions over {MAX_FUNCTION_LINES} lines, split them: {new}"
-    gone = WAITING_GATEWARE - long.keys()
-    assert not gone, f"no longer long, drop them from WAITING_GATEWARE: {sorted(gone)}"
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines, split them: {long}"

@@ -21,24 +21,12 @@ def source_files():
             and (p.suffix in SOURCE_SUFFIXES or p.name in SOURCE_NAMES)]
 
 
-#: Files that wait for their tag: the gateware's sources, the protocol and the records
-#: are hashed byte for byte into register BUILD_HASH, a constant of every board's
-#: netlist, so a new line in any of them moves every board's placement, and several ECP5
-#: boards close 100 MHz only on the placement they have. They get their line with the
-#: next change of the gateware, in its placement round. LICENSE covers them meanwhile.
-HASHED = {"rtrig/protocol.py", "rtrig/records.py"}
-
-
-def _waits(rel):
-    return rel in HASHED or (rel.startswith("gateware/") and rel.endswith(".py"))
-
-
 def test_every_source_file_has_its_spdx_line():
     files = source_files()
     assert len(files) > 100
     missing = [str(p.relative_to(ROOT)) for p in files
                if TAG not in "\n".join(p.read_text(errors="replace").splitlines()[:3])]
-    assert [m for m in missing if not _waits(m)] == []
+    assert missing == []
 
 
 def test_license_file_matches_the_tag():

@@ -28,3 +28,43 @@ def test_a_missing_source_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setattr(records, "__file__", str(tmp_path / "records.py"))
     with pytest.raises(FileNotFoundError):
         top.gateware_hash()
+
+
+def _text(**rig):
+    from amaranth.back import rtlil
+
+    from rtrig.gateware.identity import logic_text
+    return logic_text(rtlil.convert(top.Rig(**rig), name="top"))
+
+
+RIGS = [{}, {"compact": True, "samples": 4, "pin_latency": 3},
+        {"compact": True, "samples": 2, "intervals": True, "bursts": True}]
+
+
+@pytest.mark.parametrize("rig", RIGS, ids=["full", "compact", "compact-intervals-bursts"])
+def test_the_build_hash_is_the_logic_not_the_sources(monkeypatch, rig):
+    """BUILD_HASH comes from the rig's logic: new sources (another source hash) that
+    build the same hardware give the same register value and the same RTLIL, apart
+    from source locations; a change to the hardware changes the value."""
+    before = top.Rig(**rig)
+    h = before.logic_hash()
+    text = _text(**rig)
+    monkeypatch.setattr(top, "gateware_hash", lambda: "f" * 64)
+    after = top.Rig(**rig)
+    assert after.logic_hash() == h
+    assert _text(**rig) == text
+    assert f"32'{h:032b}" in text                   # the value is in the netlist
+    other = top.Rig(**{**rig, "fifo_depth": 256})
+    assert other.logic_hash() != h
+    for r in (before, after, other):
+        r._MustUse__silence = True                  # only their hashes were taken
+
+
+def test_logic_text_drops_source_locations_only():
+    from rtrig.gateware.identity import logic_digest, logic_text
+    rtlil = ('module \\top\n  attribute \\src "/a/x.py:12"\n  wire width 4 \\a\n'
+             '  attribute \\keep 1\n  wire \\b\nend\n')
+    assert logic_text(rtlil) == ('module \\top\n  wire width 4 \\a\n  attribute \\keep 1\n'
+                                 '  wire \\b\nend\n')
+    assert logic_digest(rtlil.replace("x.py:12", "y.py:99")) == logic_digest(rtlil)
+    assert logic_digest(rtlil.replace("width 4", "width 5")) != logic_digest(rtlil)
