@@ -108,18 +108,25 @@ class LatencyRecords(Feature):
         m = Module()
         regs, clear = self.regs, self.clear
         restart = clear | (self.start & ~self.running)
+        # Lean with intervals and several samples per cycle: start edges on pins come at
+        # any phase, and each channel's chosen edges are registered once before its
+        # matcher (the choice by LAT_EDGES leaves the matcher's cycle). The matchers,
+        # the merger and the FIFO then run one cycle behind; the times travel with the
+        # edges, so no figure changes.
+        phased = self.lean and self.intervals and self.step > 1
+        t, clear_m = self.t, clear
+        if phased:
+            t, clear_m = Signal(TIME_WIDTH, name="t_q"), Signal(name="clear_q")
+            m.d.sync += [t.eq(self.t), clear_m.eq(clear)]
         m.submodules.merge = merge = RecordMerger(LatencyRecord, 2 * N_LATENCY_CHANNELS)
         on = regs.STREAM_EN[1]
         # With the statistics, the matchers also run for them, and the stream takes
         # their records only while it is on.
         run = on | self.stat_on if self.with_statistics else on
         for ch in range(N_LATENCY_CHANNELS):
-            # Lean with intervals and several samples per cycle: start edges on pins
-            # come at any phase.
-            phases = self.lean and self.intervals and self.step > 1
             if self.lean:
                 from .latency_matcher_lean import LeanLatencyMatcher
-                mt = LeanLatencyMatcher(ch, step=self.step, start_phase=phases)
+                mt = LeanLatencyMatcher(ch, step=self.step, start_phase=phased)
             else:
                 mt = LatencyMatcher(ch)
             m.submodules[f"match{ch}"] = mt
@@ -133,19 +140,22 @@ class LatencyRecords(Feature):
                 sel = regs.LAT_EDGES[8 * ch:][:8]
                 start, end_rise, end_fall = self._edges(m, sel)
                 pulse = self._pulse_index(m, restart, start, f"pulse{ch}")
-                if phases:
-                    in_phase = self._phases(m, mt, sel, ch)
+                if phased:
+                    sph, in_phase = self._phases(m, sel, ch)
+                    start, end_rise, end_fall, sph, in_phase, pulse = self._stage(
+                        m, ch, start, end_rise, end_fall, sph, in_phase, pulse)
+                    m.d.comb += mt.stim_phase.eq(sph)
             a_valid, b_valid = mt.rec_a_valid, mt.rec_b_valid
             if self.with_statistics:
                 a_valid, b_valid = a_valid & on, b_valid & on
             m.d.comb += [
                 mt.enable.eq(run & regs.LAT_CH_EN[ch]),
-                mt.clear.eq(clear),
+                mt.clear.eq(clear_m),
                 mt.stim_rise.eq(start),
                 mt.in_rise.eq(end_rise),
                 mt.in_fall.eq(end_fall),
                 mt.in_phase.eq(in_phase),
-                mt.t.eq(self.t),
+                mt.t.eq(t),
                 mt.pulse.eq(pulse),
                 mt.timeout.eq(regs.LAT_TIMEOUT),
                 merge.valid[2 * ch].eq(a_valid),
@@ -157,9 +167,9 @@ class LatencyRecords(Feature):
                 self.rec_b_valid[ch].eq(mt.rec_b_valid),
                 self.rec_b[ch].eq(mt.rec_b),
             ]
-        m.d.comb += merge.clear.eq(clear)
+        m.d.comb += merge.clear.eq(clear_m)
         m.submodules.fifo = q = record_fifo(
-            m, merge, LatencyRecord, self.depth, clear,
+            m, merge, LatencyRecord, self.depth, clear_m,
             regs.LAT_OVERFLOW, regs.LAT_RECORDS, in_reg=not self.lean)
         packet_from_fifo(m, self.packets, PacketType.LATENCY, LATENCY, q)
         return m
@@ -174,15 +184,25 @@ class LatencyRecords(Feature):
             m.d.sync += pulse.eq(pulse + 1)
         return pulse
 
-    def _phases(self, m, mt, sel, ch):
+    def _phases(self, m, sel, ch):
         """With several samples per cycle, the phases of a channel's chosen edges: the
-        start source's to the matcher's ``stim_phase``; the end source's returned for
-        its ``in_phase`` (both edges of a source have its one phase per cycle)."""
+        start source's (the matcher's ``stim_phase``) and the end source's (its
+        ``in_phase``; both edges of a source have its one phase per cycle)."""
         start_src, end_src = sel[0:3], sel[4:7]
         sph, eph = Signal(2, name=f"start_phase{ch}"), Signal(2, name=f"end_phase{ch}")
-        m.d.comb += [sph.eq(self.phase[start_src]), eph.eq(self.phase[end_src]),
-                     mt.stim_phase.eq(sph)]
-        return eph
+        m.d.comb += [sph.eq(self.phase[start_src]), eph.eq(self.phase[end_src])]
+        return sph, eph
+
+    @staticmethod
+    def _stage(m, ch, *values):
+        """``values`` registered once (a channel's edges, phases and pulse index)."""
+        out = []
+        for k, v in enumerate(values):
+            q = Signal.like(v, name=f"stage{ch}_{k}") if isinstance(v, Signal) else \
+                Signal(len(v), name=f"stage{ch}_{k}")
+            m.d.sync += q.eq(v)
+            out.append(q)
+        return out
 
     def _edges(self, m, sel):
         """A channel's start strobe and end rise/fall strobes, chosen by its

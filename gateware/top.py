@@ -175,7 +175,7 @@ class Rig(wiring.Component):
             from amaranth.back import rtlil
 
             from .identity import logic_digest
-            bare = Rig(**self._params, build_hash=0)
+            bare = _Defined(Rig(**self._params, build_hash=0))
             self._build_hash = int(logic_digest(rtlil.convert(bare, name="rig"))[:8], 16)
         return self._build_hash
 
@@ -292,3 +292,23 @@ class Rig(wiring.Component):
         for k, s in enumerate(streams):
             connect(m, s, getattr(link, f"s{k}"))
         return m
+
+
+class _Defined(wiring.Component):
+    """A rig with its clock domains defined in a fixed order, for its logic hash: a rig
+    converted alone gets a domain it uses but does not define (``sync``, ``soc``) as
+    ports in the order of a Python set, which changes from process to process."""
+
+    def __init__(self, rig):
+        self.rig = rig
+        super().__init__({})
+
+    def elaborate(self, platform):
+        from amaranth import ClockDomain
+        m = Module()
+        m.domains.sync = ClockDomain("sync")
+        if self.rig.with_soc:
+            m.domains.soc = ClockDomain("soc")
+        m.submodules.rig = self.rig
+        return m
+

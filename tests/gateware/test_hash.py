@@ -68,3 +68,21 @@ def test_logic_text_drops_source_locations_only():
                                  '  wire \\b\nend\n')
     assert logic_digest(rtlil.replace("x.py:12", "y.py:99")) == logic_digest(rtlil)
     assert logic_digest(rtlil.replace("width 4", "width 5")) != logic_digest(rtlil)
+
+
+def test_the_build_hash_is_the_same_in_every_process():
+    """A rig converted alone gets the clock domains it uses as ports in the order of a
+    Python set, which changes with PYTHONHASHSEED; the hash defines them in a fixed
+    order, so every process finds the same value (here: the SoC rig's two domains)."""
+    import subprocess
+    import sys
+    code = ("from rtrig.gateware.top import Rig\n"
+            "r = Rig(with_soc=True, soc_firmware=b'\\x13\\x00\\x00\\x00')\n"
+            "print(r.logic_hash())\nr._MustUse__silence = True\n")
+    env = dict(__import__("os").environ)
+    got = set()
+    for seed in ("1", "2", "3", "4", "5"):
+        out = subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONHASHSEED": seed},
+                             capture_output=True, text=True, check=True, cwd="/")
+        got.add(out.stdout.strip())
+    assert len(got) == 1, got
