@@ -89,6 +89,9 @@ class Rig(wiring.Component):
     bursts : bool
         Bursts (``STIM_BURST``, ``STIM_GAP``, ``CAPS`` bit ``BURST``): the full
         stimulus generator, also in a ``compact`` rig; default: without ``compact``.
+    read_pipeline : bool
+        The register file's read mux in two registered levels; default: without
+        ``compact`` (which reads in one level, fewer flip-flops, slower).
     ddr : bool
         DDR input capture: ``samples=2``.
     samples : int
@@ -120,7 +123,7 @@ class Rig(wiring.Component):
     def __init__(self, clk_freq=100_000_000, baud=3_000_000, board=0, with_model=True,
                  fifo_depth=512, with_soc=False, soc_firmware=b"", with_stats=True,
                  loop_depth=16, compact=False, ddr=False, samples=None, pin_latency=0,
-                 intervals=None, bursts=None, build_hash=None):
+                 intervals=None, bursts=None, read_pipeline=None, build_hash=None):
         self._params = {k: v for k, v in locals().items()
                         if k not in ("self", "build_hash", "__class__")}
         self._build_hash = build_hash
@@ -141,6 +144,7 @@ class Rig(wiring.Component):
         self.compact = compact
         self.intervals = not compact if intervals is None else intervals
         self.bursts = not compact if bursts is None else bursts
+        self.read_pipeline = not compact if read_pipeline is None else read_pipeline
         #: Inputs sampled more than once per clock (DDR input registers).
         self.ddr = step > 1
         self.pin_latency = pin_latency
@@ -223,7 +227,7 @@ class Rig(wiring.Component):
             raise ValueError("a register is declared by two features")
         # Registers of features not built in read their map value; writes are ignored.
         absent = [r.name for r in REGISTERS if r.name not in owned]
-        m.submodules.regs = regs = RegisterFile(absent=absent, read_pipeline=not self.compact)
+        m.submodules.regs = regs = RegisterFile(absent=absent, read_pipeline=self.read_pipeline)
         for name, feature in f.items():
             m.submodules[name] = feature
             connect_registers(m, regs, feature)
