@@ -118,6 +118,7 @@ class Targets(Feature):
 
         internal = Signal(N_INPUTS)
         sel = regs.TARGET_SEL
+        soc_out = self._soc(m) if self.with_soc else None
         with m.Switch(sel):
             with m.Case(Target.LOOPBACK):
                 m.d.comb += internal.eq(loop.out)
@@ -126,13 +127,17 @@ class Targets(Feature):
                 with m.Case(Target.MODEL):
                     m.d.comb += internal.eq(Cat(model.isr_out, model.app_out,
                                                 model.heartbeat))
+            if self.with_soc:
+                with m.Case(Target.SOC):
+                    m.d.comb += internal.eq(soc_out)
         internal_d = internal
         for k in range(self.pin_latency):
             d = Signal(N_INPUTS, name=f"internal_d{k}")
             m.d.sync += d.eq(internal_d)
             internal_d = d
         is_ext = Signal()
-        internal_sel = (Target.LOOPBACK, *((Target.MODEL,) if self.with_model else ()))
+        internal_sel = (Target.LOOPBACK, *((Target.MODEL,) if self.with_model else ()),
+                        *((Target.SOC,) if self.with_soc else ()))
         m.d.comb += [
             is_ext.eq(~sel.matches(*internal_sel)),
             self.pins.eq(Mux(is_ext, self.ext_inputs, internal_d)),
@@ -140,8 +145,6 @@ class Targets(Feature):
         for j in range(self.step - 1):
             m.d.comb += self.pins_later[j].eq(Mux(is_ext, self.ext_later[j], internal_d))
 
-        if self.with_soc:
-            self._soc(m, sel)
         return m
 
     def _model(self, m):
@@ -178,11 +181,13 @@ class Targets(Feature):
         packet_from_fifo(m, self.truth, PacketType.TRUTH, TRUTH, truth_fifo)
         return model
 
-    def _soc(self, m, sel):
+    def _soc(self, m):
         # The SoC runs in its own clock domain "soc" (50 MHz; the board or the simulation
         # harness supplies it), free-running like a real board: TARGET_SEL only routes its
         # pins. STIM0 → IRQ and LOAD_EN → GPIO input 0 are synchronised inside the SoC; its
-        # GPIO outputs enter the capture synchroniser like external pins.
+        # GPIO outputs (returned) are an internal target's pins: delayed by
+        # ``pin_latency`` like the board's input buffers, then into the capture
+        # synchroniser like external pins.
         from amaranth.hdl import DomainRenamer
 
         from .soc import SoC
@@ -190,5 +195,4 @@ class Targets(Feature):
         m.d.comb += [soc.irq.eq(Cat(self.stim0, self.stim1)), soc.gpio_in.eq(self.load_en)]
         for name in SOC_OUTPUTS:
             m.d.comb += getattr(self, f"soc_{name}").eq(getattr(soc, name))
-        with m.If(sel == Target.SOC):
-            m.d.comb += self.pins.eq(soc.gpio_out)
+        return soc.gpio_out

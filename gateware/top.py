@@ -132,8 +132,6 @@ class Rig(wiring.Component):
             raise ValueError(f"samples must be 1, 2 or 4, not {step!r}")
         if step > 1 and not compact:
             raise ValueError("DDR input capture needs the compact rig (compact=True)")
-        if step > 1 and with_soc:
-            raise ValueError("DDR input capture and the SoC target do not go together")
         self.clk_freq = clk_freq
         self.baud = baud
         self.board = board

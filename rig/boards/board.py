@@ -19,7 +19,7 @@ from amaranth.lib import io
 from rtrig.gateware.capture import QuadSampler
 from rtrig.gateware.top import Rig
 
-__all__ = ["Board", "BoardTop", "rig_resource", "RIG_OUTPUTS", "RIG_INPUTS", "TARGETS"]
+__all__ = ["ECP5_CLK_FREQ", "ECP5_RIG_OPTIONS", "Board", "BoardTop", "rig_resource", "RIG_OUTPUTS", "RIG_INPUTS", "TARGETS"]
 
 #: Rig → target pins, in the order of the Rig's ports.
 RIG_OUTPUTS = ("stim0", "stim1", "load_en")
@@ -32,6 +32,18 @@ TARGETS = {
     "soc": "the rig with the reference SoC built in (TARGET_SEL=SOC)",
     "soc-alone": "the reference SoC alone: a target for a second board's rig",
 }
+
+
+#: The ECP5 boards' ``sync`` clock, and what their rig is built with at it
+#: (``Board.rig_options``): the compact gateware with two samples of each input per
+#: clock (an IDDRX1F per pin; ``pin_latency`` 2: its input register and the one that
+#: hands both samples to the fabric), interval channels, bursts and the two-level
+#: register read. A tick is 8.33 ns (``TICK_HZ`` 120 MHz), a stimulus step a cycle
+#: (16.67 ns); 60 MHz divides 3 Mbaud exactly, and every ECP5 build closes it on
+#: nextpnr's first seed with margin (docs/performance.md, "FPGA boards").
+ECP5_CLK_FREQ = 60_000_000
+ECP5_RIG_OPTIONS = {"compact": True, "samples": 2, "pin_latency": 2, "intervals": True,
+                    "bursts": True, "read_pipeline": True}
 
 
 def rig_resource(pins, *, conn=None, out_attrs, in_attrs):
@@ -108,9 +120,6 @@ class Board:
         ``soc_debug`` and ``soc_target`` of ``soc.py``).
     rig_options : dict
         Further :class:`Rig` parameters (e.g. ``loop_depth`` on a small FPGA).
-    soc_rig_clk : int
-        The rig's ``sync`` clock in Hz in the ``soc`` target (rig and SoC on one
-        board), when it differs from ``clk_freq``; 0: ``clk_freq``.
     same_die_as : str
         Name of a variant on the same die, differing only in the device name, whose
         place-and-route result stands for this one (ECP5): the build takes that
@@ -142,7 +151,6 @@ class Board:
     targets: tuple = ("rig",)
     soc_clocking: object = None
     rig_options: dict = field(default_factory=dict, hash=False)
-    soc_rig_clk: int = 0
     same_die_as: str = ""
 
     def seeds_for(self, target="rig"):
@@ -167,11 +175,6 @@ class Board:
         """Ticks per ``sync`` cycle, the Rig's ``step``: the samples it takes of each
         input per clock (``Rig(samples=…)``; 2 with ``ddr``)."""
         return self.rig_options.get("samples") or (2 if self.rig_options.get("ddr") else 1)
-
-    @property
-    def soc_sync_hz(self):
-        """The rig's ``sync`` (tick) frequency in the ``soc`` target."""
-        return self.soc_rig_clk or self.clk_freq
 
 
 class BoardTop(Elaboratable):

@@ -64,7 +64,7 @@ def _domains(board, target):
         fast = {"fast": 2 * board.clk_freq} if board.tick_step == 4 else {}
         return {"sync": board.clk_freq, **fast}
     if target == "soc":
-        return {"sync": board.soc_sync_hz, "soc": SOC_CLK_HZ}
+        return {"sync": board.clk_freq, "soc": SOC_CLK_HZ}
     return {"soc": SOC_CLK_HZ}
 
 

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """OrangeCrab r0.2 (Lattice ECP5 LFE5U-25F or -85F, speed grade 8), Feather form factor.
 
-Clock: the 48 MHz oscillator through an EHXPLLL to 100 MHz (1 tick = 10 ns).
+Clock: the 48 MHz oscillator through an EHXPLLL to 60 MHz, with two samples of each
+input per cycle as on the ULX3S (``rtrig.boards.ulx3s``): 1 tick = 8.33 ns, stimulus
+steps of 16.67 ns.
 Host link: the OrangeCrab has no USB-serial chip (its USB port goes straight to the
 FPGA), so the link is a 3.3 V USB-serial adapter (FT232H/FT2232H class, 3 Mbaud) on
 the Feather UART pins 0 (RX) and 1 (TX).
@@ -15,7 +17,7 @@ from amaranth_boards.orangecrab_r0_2 import (
     OrangeCrabR0_2_85FPlatform,
 )
 
-from .board import Board, rig_resource
+from .board import ECP5_CLK_FREQ, ECP5_RIG_OPTIONS, Board, rig_resource
 from .clocking import ECP5PLL
 
 __all__ = ["BOARDS", "PIN_LABELS"]
@@ -56,7 +58,7 @@ def _platform(base):
 
 
 def _clocking(platform):
-    return ECP5PLL(platform.request("clk", dir="-"), 48_000_000, 100_000_000,
+    return ECP5PLL(platform.request("clk", dir="-"), 48_000_000, ECP5_CLK_FREQ,
                    gated=("sync",))
 
 
@@ -68,7 +70,8 @@ def _openfpgaloader(bitstream):
 def _board(name, base, title):
     return Board(
         name=name, code=2, title=title, platform=_platform(base),
-        clk_freq=100_000_000, clocking=_clocking, uart=("feather_uart", 0),
+        clk_freq=ECP5_CLK_FREQ, clocking=_clocking, uart=("feather_uart", 0),
+        rig_options=ECP5_RIG_OPTIONS,
         # As on the ULX3S, the model target is left out (docs/boards.md, "Timing").
         fifo_depth=512, with_model=False, programmer=_openfpgaloader, bitstream_ext="bit",
         nextpnr_opts="--router router2",

@@ -166,8 +166,7 @@ class RigSoCTop(BoardTop):
         self.firmware = bytes(firmware)
 
     def rig(self):
-        return self.board.rig(with_soc=True, soc_firmware=self.firmware,
-                              clk_freq=self.board.soc_sync_hz)
+        return self.board.rig(with_soc=True, soc_firmware=self.firmware)
 
     def clocking(self, platform):
         return self.board.soc_clocking(platform, with_rig=True)

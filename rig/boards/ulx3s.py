@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """ULX3S (Lattice ECP5, LFE5U-12F/25F/45F/85F, speed grade 6).
 
-Clock: the 25 MHz oscillator through an EHXPLLL to 100 MHz (1 tick = 10 ns).
+Clock: the 25 MHz oscillator through an EHXPLLL to 60 MHz. Each input is sampled on
+both clock edges (an IDDRX1F per pin), two samples per cycle: 1 tick = 8.33 ns
+(``TICK_HZ`` = 120 MHz); the stimulus moves in whole cycles (16.67 ns, ``STIM_STEP`` =
+2). At this clock every build closes timing on nextpnr's first seed with margin
+(docs/performance.md, "FPGA boards"); 60 MHz divides 3 Mbaud exactly.
 Host link: the on-board FT231X USB-serial chip (the ``uart`` resource of the platform).
 Target pins: the J1 GPIO header, bank 0, 3.3 V; outputs on GP0..GP2, inputs on GN0..GN5
 (labels as printed on the board).
 
 The 85F also builds the reference SoC (``rtrig.boards.soc``, 50 MHz on the PLL's
-CLKOS): with the rig (``soc``; the SoC's pins copied to GP7/GP9 and GN7..GN12) and
+CLKOS, the rig's 60 MHz on CLKOP): with the rig (``soc``; the SoC's pins copied to GP7/GP9 and GN7..GN12) and
 alone (``soc-alone``; its pins on the rig's, GP0/GP2 in and GN0..GN5 out, so a
 straight cable joins a rig board and a target board).
 """
@@ -22,7 +26,7 @@ from amaranth_boards.ulx3s import (
     ULX3S_85F_Platform,
 )
 
-from .board import Board, rig_resource
+from .board import ECP5_CLK_FREQ, ECP5_RIG_OPTIONS, Board, rig_resource
 from .clocking import ECP5PLL
 from .soc import SOC_CLK_HZ, soc_debug_resource, soc_target_resource
 
@@ -72,21 +76,16 @@ def _platform(base):
 
 
 def _clocking(platform):
-    return ECP5PLL(platform.request("clk25", dir="-"), 25_000_000, 100_000_000,
+    return ECP5PLL(platform.request("clk25", dir="-"), 25_000_000, ECP5_CLK_FREQ,
                    gated=("sync",))
 
 
-#: The rig's clock beside the SoC (target ``soc``): 75 MHz, 13.3 ns ticks. The rig
-#: closes 100 MHz on the 85F alone but not yet beside the SoC (docs/boards.md, Timing).
-SOC_RIG_CLK = 75_000_000
-
-
 def _soc_clocking(platform, with_rig):
-    # VCO 600 MHz: CLKOP / 8 = 75 MHz (sync), CLKOS / 12 = 50 MHz (soc); alone,
+    # VCO 600 MHz: CLKOP / 10 = 60 MHz (sync), CLKOS / 12 = 50 MHz (soc); alone,
     # CLKOP / 12 = 50 MHz.
     clk = platform.request("clk25", dir="-")
     if with_rig:
-        return ECP5PLL(clk, 25_000_000, SOC_RIG_CLK, secondary={"soc": SOC_CLK_HZ},
+        return ECP5PLL(clk, 25_000_000, ECP5_CLK_FREQ, secondary={"soc": SOC_CLK_HZ},
                        gated=("sync",))
     return ECP5PLL(clk, 25_000_000, SOC_CLK_HZ, domain="soc")
 
@@ -103,46 +102,29 @@ def _openfpgaloader(bitstream):
     return ["openFPGALoader", "-b", "ulx3s", str(bitstream)]
 
 
-def _board(name, base, title, targets=("rig",), same_die_as="", seeds=(1, 2, 3),
-           target_seeds=None):
+def _board(name, base, title, targets=("rig",), same_die_as=""):
     return Board(
         name=name, code=1, title=title, platform=_platform(base),
-        clk_freq=100_000_000, clocking=_clocking, uart=("uart", 0),
-        # The model target is left out: its decision logic (one CPU's scheduler in a
-        # cycle) does not close 100 MHz on the ECP5-6 (docs/boards.md, "Timing").
+        clk_freq=ECP5_CLK_FREQ, clocking=_clocking, uart=("uart", 0), rig_options=ECP5_RIG_OPTIONS,
+        # The model target is left out: the ECP5 boards are measured against real
+        # targets; the simulation twin carries it (docs/boards.md, "Targets").
         fifo_depth=512, with_model=False, programmer=_openfpgaloader, bitstream_ext="bit",
         extra=_extra,
-        # router2 converges on the full rig where router1 keeps ripping up arcs; its
-        # timing-driven rip-up moves the routed Fmax from 84 to 99.6 MHz on the same
-        # placement (docs/performance.md, FPGA boards).
+        # router2 converges on the rig where router1 keeps ripping up arcs
+        # (docs/performance.md, FPGA boards).
         nextpnr_opts="--router router2 --tmg-ripup",
-        # Placement varies by a few MHz from seed to seed; a miss is retried.
-        seeds=seeds, target_seeds=target_seeds or {},
-        targets=targets, soc_clocking=_soc_clocking, soc_rig_clk=SOC_RIG_CLK,
-        same_die_as=same_die_as,
+        targets=targets, soc_clocking=_soc_clocking, same_die_as=same_die_as,
     )
 
 
 BOARDS = [
     # The SoC's 64 KiB RAM has two read ports (instruction and data bus), so Yosys
     # builds it twice: 64 DP16KD of the 85F's 208. The smaller parts are not offered.
-    # The rig on the 85F: seeds 1 and 2 place and route it below 100 MHz, seed 3 at
-    # 100.96 MHz, so seed 3 goes first (a build is deterministic; trying 1 and 2 first
-    # tripled its time). The SoC targets close on seed 1.
-    _board("ulx3s", ULX3S_85F_Platform, "ULX3S 85F", targets=("rig", "soc", "soc-alone"),
-           seeds=(3, 1, 2), target_seeds={"soc": (1, 2, 3), "soc-alone": (1, 2, 3)}),
-    # With interval channels, bursts and the SoC's second line, seeds 1, 2, 3 place and
-    # route the 45F at 97.7, 99.8, 99.5 MHz and seed 4 at 100.0 MHz: seed 4 goes first.
-    _board("ulx3s-45f", ULX3S_45F_Platform, "ULX3S 45F", seeds=(4, 2, 3, 1)),
-    # The 25F is the tightest fit. With interval channels, bursts and the SoC's second
-    # line, seeds 8, 2, 1 place and route it at 99.4, 94.8, 98.2 MHz and seed 3 at
-    # 100.8 MHz, so seed 3 goes first (the builds are deterministic: a fresh machine
-    # finds the same; seed 8 closed the gateware before them at 100.3 MHz). The 12F, the
-    # same die placed as the 25F, has the same seeds.
-    _board("ulx3s-25f", ULX3S_25F_Platform, "ULX3S 25F", seeds=(3, 8, 2, 1)),
+    _board("ulx3s", ULX3S_85F_Platform, "ULX3S 85F", targets=("rig", "soc", "soc-alone")),
+    _board("ulx3s-45f", ULX3S_45F_Platform, "ULX3S 45F"),
+    _board("ulx3s-25f", ULX3S_25F_Platform, "ULX3S 25F"),
     # The LFE5U-12F is the 25F's die: nextpnr places and routes it with the 25F's chip
     # database, so the 25F's result stands for it and only the bitstream is packed
     # again, with the 12F's IDCODE (verified: rtrig.boards.build._build_same_die).
-    _board("ulx3s-12f", ULX3S_12F_Platform, "ULX3S 12F", same_die_as="ulx3s-25f",
-           seeds=(3, 8, 2, 1)),
+    _board("ulx3s-12f", ULX3S_12F_Platform, "ULX3S 12F", same_die_as="ulx3s-25f"),
 ]

@@ -219,13 +219,12 @@ def _die_group(name):
     return pytest.param(name, marks=marks)
 
 
-#: One rig build per FPGA family and the rig with the SoC: what `make test` builds
-#: (``RTRIG_BOARD_MATRIX=family``; builds by :func:`build_name`). The other variants
-#: (ULX3S 12F/25F/45F, OrangeCrab 85F) differ in the device only; ``soc-alone`` is the
-#: SoC that ``ulx3s-soc`` holds, at the same 50 MHz constraint. They are built by
+#: One rig build per FPGA family, the rig with the SoC and the SoC alone: what `make
+#: test` builds (``RTRIG_BOARD_MATRIX=family``; builds by :func:`build_name`). The other
+#: variants (ULX3S 12F/25F/45F, OrangeCrab 85F) differ in the device only. They are built by
 #: `make test-boards` (``full``, the default), which every change to the gateware runs
 #: (docs/boards.md, "Tests").
-FAMILY_BOARDS = ("ulx3s", "orangecrab", "icebreaker", "ulx3s-soc")
+FAMILY_BOARDS = ("ulx3s", "orangecrab", "icebreaker", "ulx3s-soc", "ulx3s-soc-alone")
 
 
 def _matrix_skip(name):
@@ -259,6 +258,11 @@ def test_board_build_meets_timing(built, name):
     for clk in result.clocks:
         assert any(clk.constraint_mhz == pytest.approx(f, rel=1e-3) for f in rates)
         assert clk.achieved_mhz >= clk.constraint_mhz
+        if "iCE40" not in board.platform.device:
+            # Margin, not a seed hunt: every ECP5 build closes on nextpnr's first seed
+            # at least 10 % above each of its clocks (docs/performance.md).
+            assert result.seed == 1 and clk.margin_pct >= 10.0, \
+                f"{name}: {clk.net} at {clk.achieved_mhz:.2f} MHz on seed {result.seed}"
     for f in rates:
         assert any(c.constraint_mhz == pytest.approx(f, rel=1e-3) for c in result.clocks)
     summary = json.loads(open(os.path.join(result.build_dir, "summary.json")).read())
@@ -383,9 +387,12 @@ def test_soc_build_meets_timing(built, name, target):
     got = [c.constraint_mhz for c in result.clocks]
     for domain, hz in result.domains.items():
         assert any(c == pytest.approx(hz / 1e6, rel=1e-3) for c in got), domain
-    assert all(c.achieved_mhz >= c.constraint_mhz for c in result.clocks)
+    # With margin on nextpnr's first seed, as the rig alone (test_board_build_meets_timing).
+    assert result.seed == 1
+    for c in result.clocks:
+        assert c.margin_pct >= 10.0, f"{key}: {c.net} at {c.achieved_mhz:.2f} MHz"
     assert result.resources["PLL"]["used"] == 1
     summary = json.loads(open(os.path.join(result.build_dir, "summary.json")).read())
     assert summary["target"] == target and summary["firmware"]["bytes"] > 0
     board = get_board(name)
-    assert summary["clk_hz"] == (board.soc_sync_hz if target == "soc" else 50_000_000)
+    assert summary["clk_hz"] == (board.clk_freq if target == "soc" else 50_000_000)

@@ -25,6 +25,7 @@ from rtrig.boards import BOARDS, board_top, get_board
 from rtrig.boards import build as build_mod
 from rtrig.boards import cache as cache_mod
 from rtrig.boards import toolchain as toolchain_mod
+from rtrig.boards.board import ECP5_CLK_FREQ
 from rtrig.boards.build import build
 from rtrig.boards.cache import cache_inputs, cache_key, cache_root
 from rtrig.boards.timing import TimingError
@@ -115,6 +116,7 @@ class _Counter(Elaboratable):
 
 
 COUNTER_MHZ = (24.0, 48.0)      # the iCEBreaker's sync and fast domains
+ECP5_MHZ = ECP5_CLK_FREQ / 1e6  # the ECP5 boards' sync domain
 
 
 def _counter(**changes):
@@ -369,7 +371,7 @@ def _ulx3s(tmp_path, name, **kwargs):
 
 
 def test_the_12f_reuses_the_25f_result(tmp_path, monkeypatch):
-    fake = _fake(monkeypatch, tmp_path, (100.0,))
+    fake = _fake(monkeypatch, tmp_path, (ECP5_MHZ,))
     r25 = _ulx3s(tmp_path, "ulx3s-25f")
     r12 = _ulx3s(tmp_path, "ulx3s-12f")
     # Only the 25F's script ran in full; the 12F was packed from its textcfg.
@@ -392,8 +394,8 @@ def test_the_12f_reuses_the_25f_result(tmp_path, monkeypatch):
 
 
 def test_the_12f_timing_check_is_the_25fs(tmp_path, monkeypatch):
-    fake = _fake(monkeypatch, tmp_path, (100.0,), factor=0.95)
-    with pytest.raises(TimingError, match="ulx3s-12f: timing not met: .* reaches 95.0 MHz"):
+    fake = _fake(monkeypatch, tmp_path, (ECP5_MHZ,), factor=0.95)
+    with pytest.raises(TimingError, match=f"ulx3s-12f: timing not met: .* reaches {0.95 * ECP5_MHZ:.1f} MHz"):
         _ulx3s(tmp_path, "ulx3s-12f")
     # (every seed of the 25F misses: one full build, then place and route per other seed)
     retries = len(get_board("ulx3s-25f").seeds) - 1
@@ -406,7 +408,7 @@ def test_the_12f_timing_check_is_the_25fs(tmp_path, monkeypatch):
 
 
 def test_a_stand_in_must_be_the_same_die_and_design(tmp_path, monkeypatch):
-    _fake(monkeypatch, tmp_path, (100.0,))
+    _fake(monkeypatch, tmp_path, (ECP5_MHZ,))
     r45 = _ulx3s(tmp_path, "ulx3s-45f", cache=False)
     with pytest.raises(ValueError, match="is not ulx3s-25f"):
         _ulx3s(tmp_path, "ulx3s-12f", cache=False, stand_in=r45)
