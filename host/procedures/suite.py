@@ -92,6 +92,11 @@ _STALL_S = 120.0
 #: program before it listens (still starting up) is lost, so it is repeated — but only
 #: until MARKER2 first rises, since a pulse during a run would start a second one.
 _GO_RETRY_S = 2.0
+#: … and only once the rig's clock has also run this long since the last go pulse: the
+#: simulation twin may run far slower than real time (a loaded machine), and a go
+#: pulse repeated while the program is still setting up its first test is a pulse
+#: that test never asked for. On a board, rig time is real time and this never binds.
+_GO_RETRY_RIG_S = 0.02
 
 
 def select_tests(text, keep_order=False):
@@ -623,6 +628,7 @@ def _await_suite_end(rig, events, bar, stall_s):
     rig.run()
     last_change, seen, quiet_since = time.monotonic(), -1, None
     last_go, started = last_change, False
+    go_ticks, retry_ticks = rig.time(), round(_GO_RETRY_RIG_S * rig.tick_hz)
     while True:
         got = rig.receive(wait=0.05)
         events.take()
@@ -630,8 +636,12 @@ def _await_suite_end(rig, events, bar, stall_s):
         now = time.monotonic()
         started = started or events.begun > 0 or bool(events.trace.run())
         if not started and now - last_go > _GO_RETRY_S and not rig.running():
-            rig.run()
-            last_go = now
+            t = rig.time()
+            events.take()           # what arrived before the time did
+            started = events.begun > 0 or bool(events.trace.run())
+            if not started and t - go_ticks >= retry_ticks:
+                rig.run()
+                last_go, go_ticks = now, t
         quiet_since = None if got else (quiet_since or now)
         edges = events.ended + events.begun
         if edges != seen:                   # a test began or ended: progress

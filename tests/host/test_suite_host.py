@@ -2,10 +2,12 @@
 """The suite's host side on data whose answer is known: the configuration block, the
 TRACE framing, the cut into tests by MARKER2 and the self-timed comparison."""
 
+import time
+
 import numpy as np
 import pytest
 
-from rtrig.errors import UsageError
+from rtrig.errors import LinkError, UsageError
 from rtrig.host.procedures.suite import (
     IRQ_TESTS,
     ITERATION_DTYPE,
@@ -262,3 +264,69 @@ def test_figures_carry_percentile_bounds_at_the_binomial_ranks():
     assert f["max_exceedance"] == max_exceedance(2000)
     empty = iteration_figures(_its([40]), 100e6)            # only the cold iteration
     assert empty["p50_lo_ns"] is None and empty["max_exceedance"] is None
+
+
+class _SlowTwin:
+    """A rig whose clock runs ``ticks_per_call`` per read: a twin on a loaded machine."""
+
+    tick_hz = 100_000_000
+
+    def __init__(self, ticks_per_call):
+        self.t, self.step, self.runs = 0, ticks_per_call, 0
+
+    def run(self):
+        self.runs += 1
+
+    def running(self):
+        return False
+
+    def receive(self, wait=0.0):
+        time.sleep(wait)
+        return False
+
+    def time(self):
+        self.t += self.step
+        return self.t
+
+
+class _NoTestYet:
+    begun = ended = 0
+    last_edge, tests = None, ("isr_to_ist",)
+
+    class trace:
+        path = None
+
+        @staticmethod
+        def run():
+            return []
+
+        @staticmethod
+        def begins():
+            return []
+
+        @staticmethod
+        def ended():
+            return False
+
+    def take(self):
+        pass
+
+    def drive(self):
+        pass
+
+    def done(self):
+        return False
+
+
+@pytest.mark.parametrize("ticks_per_call,repeated", [(1_000, False), (1_000_000, True)])
+def test_the_go_pulse_is_repeated_on_the_rigs_clock_not_the_hosts(monkeypatch, ticks_per_call,
+                                                                 repeated):
+    # A twin that has run 1000 ticks per poll has had no time to begin its first test:
+    # the go pulse is not repeated into its set-up, however long the host has waited.
+    # A rig whose clock moves on (a board, in real time) gets it again.
+    from rtrig.host.procedures import suite as suite_mod
+    monkeypatch.setattr(suite_mod, "_GO_RETRY_S", 0.0)
+    rig = _SlowTwin(ticks_per_call)
+    with pytest.raises(LinkError, match="the target stopped"):
+        suite_mod._await_suite_end(rig, _NoTestYet(), type("Bar", (), {"update": print}), 0.3)
+    assert (rig.runs > 2) == repeated and rig.runs >= 1
