@@ -118,9 +118,9 @@ test-firmware:       ## firmware: native kernel tests, QEMU self-tests, all buil
 # Independent tests run on every core (pytest-xdist); JOBS=1 runs them in one process.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-# One FPGA build per family here (the ULX3S 85F, OrangeCrab 25F, iCEBreaker) and the
-# ULX3S rig with the SoC; `make test-boards` builds every board and target. The slowest tests are listed
-# at the end, to keep the run within its time.
+# One FPGA build per family here (the ULX3S 85F, OrangeCrab 25F, iCEBreaker), the
+# ULX3S rig with the SoC and the SoC alone; `make test-boards` builds every board. The
+# slowest tests are listed at the end, to keep the run within its time.
 test-python: venv    ## Python tests (gateware, link, simulation twin, CLI), on every core (JOBS=N)
 	RTRIG_BOARD_MATRIX=$${RTRIG_BOARD_MATRIX:-family} $(PY) -m pytest -q -n $(JOBS) \
 	  --dist loadgroup --durations=25

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The twin of the ECP5 boards' gateware (``--sim-board ulx3s``; the OrangeCrab's is the
+same rig): the compact rig at 60 MHz with two samples of each input per clock (ticks
+of half a clock, 8.33 ns), interval channels and bursts. Loopback latencies and the
+model target's truth are known exactly, so every figure is checked against them."""
+
+import numpy as np
+import pytest
+from twin_checks import model_capture_matches_truth
+
+from rtrig import load
+from rtrig.boards import get_board
+from rtrig.errors import UsageError
+from rtrig.host import CaptureSettings, open_rig, run_capture
+from rtrig.protocol import Caps, Reg
+
+BOARD = get_board("ulx3s")
+STEP = BOARD.tick_step              # ticks per clock, also the stimulus step
+TICK_HZ = STEP * BOARD.clk_freq
+
+
+@pytest.fixture(scope="module")
+def rig():
+    with open_rig(sim=True, board="ulx3s") as session:
+        yield session
+
+
+def test_the_ecp5_boards_share_one_rig():
+    crab = get_board("orangecrab")
+    assert (crab.clk_freq, crab.rig_options) == (BOARD.clk_freq, BOARD.rig_options)
+    assert STEP == 2 and TICK_HZ == 120_000_000 and BOARD.tick_ns < 10
+
+
+def test_identity_reports_half_clock_ticks_and_the_stimulus_step(rig):
+    info = rig.info
+    assert info["tick_hz"] == TICK_HZ and info["stim_step"] == STEP
+    # 4 clock cycles: the IDDRX1F's two registers and two synchroniser stages
+    assert info["in_delay"] == 4 * STEP
+    assert info["board"] == 1
+    caps = rig.link.read1(Reg.CAPS)
+    assert caps & Caps.INTERVALS and caps & Caps.BURST
+
+
+@pytest.mark.parametrize("delay", [0, STEP, 120, 1000 * STEP + STEP])
+def test_loopback_latency_is_exact_in_half_clock_ticks(rig, tmp_path, delay):
+    freq = 20_000 if delay < 1_000 else 5_000
+    s = CaptureSettings(freq=freq, count=120, target="loopback", delay=delay / TICK_HZ)
+    res = run_capture(rig, s, tmp_path / "c.rtrig", progress=False)
+    isr = load(res.path).channel("isr")
+    assert len(isr) == 120 and list(isr["pulse"]) == list(range(120))
+    assert (isr["flags"] == 0).all() and (isr["latency"] == delay).all()
+    period = round(TICK_HZ / freq)
+    assert (np.diff(isr["stim_t"].astype(np.int64)) == period).all()
+    assert res.link == {**res.link, "crc_errors": 0, "lost_packets": 0, "overflows": 0}
+
+
+def test_a_delay_off_the_stimulus_step_is_refused_naming_it():
+    s = CaptureSettings(freq=20_000, count=20, target="loopback", delay=121 / TICK_HZ)
+    with pytest.raises(UsageError, match=r"stimulus steps of 16\.67 ns \(2 ticks\)"):
+        s.ticks(TICK_HZ, STEP)
+
+
+def test_external_wire_reads_zero_latency(rig, tmp_path):
+    # A wire from STIM0 through the registers the board has in front of the Rig (its
+    # IDDRX1F): as on the bench's calibration loopback, every pulse answers at 0.
+    s = CaptureSettings(freq=10_000, count=50, target="external")
+    res = run_capture(rig, s, tmp_path / "ext.rtrig", progress=False)
+    isr = load(res.path).channel("isr")
+    assert len(isr) == 50 and (isr["flags"] == 0).all() and (isr["latency"] == 0).all()
+    assert rig.link.read1(Reg.IN_GLITCHES) == 0
+
+
+def test_an_interval_channel_beside_isr(rig, tmp_path):
+    # STIM0's rise to ISR_OUT's rise as an interval channel: on the loopback, the delay,
+    # pulse for pulse as the isr channel times it.
+    s = CaptureSettings(freq=20_000, count=60, target="loopback", delay=240 / TICK_HZ,
+                        channels=("isr", "stim0+..isr_out+"))
+    res = run_capture(rig, s, tmp_path / "iv.rtrig", progress=False)
+    cap = load(res.path)
+    isr, span = cap.channel("isr"), cap.channel("stim0+..isr_out+")
+    assert len(isr) == len(span) == 60
+    assert (isr["latency"] == 240).all() and (span["latency"] == 240).all()
+    assert (span["stim_t"] == isr["stim_t"]).all()
+
+
+def test_model_target_matches_its_truth(rig, tmp_path):
+    lat = model_capture_matches_truth(rig, tmp_path)
+    assert lat.min() >= 120 and lat.max() > lat.min() and (lat % STEP == 0).all()
