@@ -99,6 +99,9 @@ class Board:
         ``extra(m, platform)`` for board-specific housekeeping pins.
     nextpnr_opts : str
         Further nextpnr options.
+    target_nextpnr_opts : dict
+        Those of a target other than ``rig``, where they differ
+        (:meth:`nextpnr_opts_for`).
     seeds : tuple of int
         nextpnr seeds, in order: the build places and routes with the first and,
         while timing is missed, again with the next (synthesis is not repeated).
@@ -143,6 +146,7 @@ class Board:
     bitstream_ext: str = "bit"
     extra: object = None
     nextpnr_opts: str = ""
+    target_nextpnr_opts: dict = field(default_factory=dict, hash=False)
     seeds: tuple = (1,)
     target_seeds: dict = field(default_factory=dict, hash=False)
     pnr_timeout: int = 1200
@@ -152,6 +156,10 @@ class Board:
     soc_clocking: object = None
     rig_options: dict = field(default_factory=dict, hash=False)
     same_die_as: str = ""
+
+    def nextpnr_opts_for(self, target="rig"):
+        """The further nextpnr options of ``target``'s build."""
+        return self.target_nextpnr_opts.get(target, self.nextpnr_opts)
 
     def seeds_for(self, target="rig"):
         """The nextpnr seeds of ``target``'s build, in the order they are tried."""

@@ -158,7 +158,7 @@ def _plan(board, platform, top, top_name, target="rig"):
         top, name=top_name, do_build=False,
         # The seed comes from the environment, so a retry reruns the same script line.
         nextpnr_opts=f"--timing-allow-fail --report {top_name}.report.json "
-                     f"{board.nextpnr_opts} --seed ${{{toolchain._SEED_VAR}:-{seeds[0]}}}",
+                     f"{board.nextpnr_opts_for(target)} --seed ${{{toolchain._SEED_VAR}:-{seeds[0]}}}",
         **({"script_after_read": board.yosys_after_read} if board.yosys_after_read else {}),
     )
 

@@ -87,7 +87,7 @@ def cache_inputs(plan, board, platform, target, fw_info, check):
         "firmware_sha256": fw_info.get("sha256", ""),
         # The options are in the build script too (plan); the seeds after the first
         # and the retry rule are not.
-        "nextpnr_opts": board.nextpnr_opts, "yosys_after_read": board.yosys_after_read,
+        "nextpnr_opts": board.nextpnr_opts_for(target), "yosys_after_read": board.yosys_after_read,
         "seeds": list(board.seeds_for(target)), "check": bool(check),
         "seed_env": os.environ.get(_SEED_VAR),
         "tools": tool_versions(_family(platform)),
