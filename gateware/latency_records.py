@@ -34,7 +34,9 @@ class LatencyRecords(Feature):
     rising or falling. Its reset value is the latency channels above. A channel's pulse
     index then counts its own start edges (from 0 at ``clear`` and at a stimulus
     start). The selected strobes go straight into the matchers' input registers, so
-    an interval channel's figures are pin-time differences like a latency's.
+    an interval channel's figures are pin-time differences like a latency's. With
+    ``n_channels`` 4, channels 2 and 3 are interval channels beside ``isr`` and
+    ``app`` (their ``LAT_EDGES`` bytes reset to 0).
 
     Parameters
     ----------
@@ -70,10 +72,12 @@ class LatencyRecords(Feature):
         the pulse index).
     stat_on : In(1)
         ``with_statistics``: run the enabled matchers for the statistics.
-    rec_a_valid, rec_b_valid : Out(2)
+    n_channels : int
+        Latency channels: 2, or 4 with ``intervals``.
+    rec_a_valid, rec_b_valid : Out(n_channels)
         Per channel: one-cycle record strobes
         (:func:`~rtrig.gateware.latency_matcher.matcher_signature`).
-    rec_a, rec_b : Out(ArrayLayout(LatencyRecord, 2))
+    rec_a, rec_b : Out(ArrayLayout(LatencyRecord, n_channels))
         Per channel: the records, valid with their strobes.
     packets : Out(stream.Signature(TxPacket))
         LATENCY packets (19-byte payloads, :data:`rtrig.records.LATENCY`).
@@ -83,8 +87,10 @@ class LatencyRecords(Feature):
         ``STREAM_EN``.
     """
 
-    def __init__(self, depth=512, step=1, lean=False, with_statistics=True, intervals=None):
+    def __init__(self, depth=512, step=1, lean=False, with_statistics=True, intervals=None,
+                 n_channels=2):
         self.depth = depth
+        self.n_channels = n_channels
         self.step = step
         self.lean = lean
         self.with_statistics = with_statistics
@@ -92,7 +98,13 @@ class LatencyRecords(Feature):
         if self.intervals and step > 1 and not lean:
             raise ValueError("interval channels with several samples per cycle need the "
                              "lean matchers (lean=True)")
-        n, ch = N_INPUTS + 2, N_LATENCY_CHANNELS
+        if n_channels not in (2, N_LATENCY_CHANNELS):
+            raise ValueError(f"a rig has 2 or {N_LATENCY_CHANNELS} latency channels, "
+                             f"not {n_channels!r}")
+        if n_channels > 2 and not self.intervals:
+            raise ValueError("channels beyond isr and app are interval channels "
+                             "(intervals=True)")
+        n, ch = N_INPUTS + 2, n_channels
         super().__init__({
             "rise": In(n), "fall": In(n), "phase": In(data.ArrayLayout(2, n)),
             "t": In(TIME_WIDTH), "clear": In(1), "start": In(1), "running": In(1),
@@ -118,12 +130,12 @@ class LatencyRecords(Feature):
         if phased:
             t, clear_m = Signal(TIME_WIDTH, name="t_q"), Signal(name="clear_q")
             m.d.sync += [t.eq(self.t), clear_m.eq(clear)]
-        m.submodules.merge = merge = RecordMerger(LatencyRecord, 2 * N_LATENCY_CHANNELS)
+        m.submodules.merge = merge = RecordMerger(LatencyRecord, 2 * self.n_channels)
         on = regs.STREAM_EN[1]
         # With the statistics, the matchers also run for them, and the stream takes
         # their records only while it is on.
         run = on | self.stat_on if self.with_statistics else on
-        for ch in range(N_LATENCY_CHANNELS):
+        for ch in range(self.n_channels):
             if self.lean:
                 from .latency_matcher_lean import LeanLatencyMatcher
                 mt = LeanLatencyMatcher(ch, step=self.step, start_phase=phased)

@@ -44,7 +44,6 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ..protocol import N_LATENCY_CHANNELS
 from .heartbeat import HeartbeatWindows
 from .latency_matcher import LatencyRecord
 
@@ -493,7 +492,7 @@ class Statistics(wiring.Component):
     hb_last, hb_min, hb_max, hb_windows : Out(32)
     """
 
-    def __init__(self, n_channels=N_LATENCY_CHANNELS, n_bins=HIST_BINS,
+    def __init__(self, n_channels=2, n_bins=HIST_BINS,
                  count_width=COUNT_WIDTH):
         self.n_channels = n_channels
         self.n_bins = n_bins

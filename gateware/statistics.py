@@ -6,7 +6,6 @@ from amaranth import Module
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
-from ..protocol import N_LATENCY_CHANNELS
 from .feature import Feature
 from .latency_matcher import LatencyRecord
 from .stat_accumulators import Statistics
@@ -26,12 +25,14 @@ class OnChipStatistics(Feature):
     ----------
     step : int
         Ticks per clock cycle (``HB_WINDOW`` is used in clock cycles).
+    n_channels : int
+        The latency channels accumulated (the rig's, ``STAT_INFO`` bits 8..15).
 
     Members
     -------
-    rec_a_valid, rec_b_valid : In(2)
+    rec_a_valid, rec_b_valid : In(n_channels)
         Per channel: the matchers' record strobes (``sync``).
-    rec_a, rec_b : In(ArrayLayout(LatencyRecord, 2))
+    rec_a, rec_b : In(ArrayLayout(LatencyRecord, n_channels))
         Per channel: their records (ticks).
     clear : In(1)
         Zero every figure and sweep the histograms to zero.
@@ -45,9 +46,9 @@ class OnChipStatistics(Feature):
         ``STAT_CTRL`` .. ``HIST_DATA`` and ``HB_WINDOW`` .. ``HB_WINDOWS``.
     """
 
-    def __init__(self, step=1):
+    def __init__(self, step=1, n_channels=2):
         self.shift = step.bit_length() - 1
-        ch = N_LATENCY_CHANNELS
+        self.n_channels = ch = n_channels
         super().__init__({
             "rec_a_valid": In(ch), "rec_b_valid": In(ch),
             "rec_a": In(data.ArrayLayout(LatencyRecord, ch)),
@@ -62,7 +63,7 @@ class OnChipStatistics(Feature):
     def elaborate(self, platform):
         m = Module()
         regs = self.regs
-        m.submodules.stats = stats = Statistics()
+        m.submodules.stats = stats = Statistics(n_channels=self.n_channels)
         m.d.comb += [
             self.stat_on.eq(regs.STAT_CTRL[0]),
             stats.rec_a_valid.eq(self.rec_a_valid),

@@ -15,7 +15,7 @@ from amaranth import Cat, Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out, connect
 
-from ..protocol import N_INPUTS, REGISTERS, Caps, Target
+from ..protocol import CAPS_LAT_CHANNELS_SHIFT, N_INPUTS, REGISTERS, Caps, Target
 from .capture import IN_DELAY, InputCapture
 from .control import RigControl
 from .events import EventRecord, RawEvents
@@ -92,6 +92,9 @@ class Rig(wiring.Component):
     read_pipeline : bool
         The register file's read mux in two registered levels; default: without
         ``compact`` (which reads in one level, fewer flip-flops, slower).
+    lat_channels : int
+        Latency channels: 2 (``isr``, ``app``), or 4 with ``intervals`` (two interval
+        channels beside them); ``CAPS`` bits 12..15 report it.
     ddr : bool
         DDR input capture: ``samples=2``.
     samples : int
@@ -123,7 +126,8 @@ class Rig(wiring.Component):
     def __init__(self, clk_freq=100_000_000, baud=3_000_000, board=0, with_model=True,
                  fifo_depth=512, with_soc=False, soc_firmware=b"", with_stats=True,
                  loop_depth=16, compact=False, ddr=False, samples=None, pin_latency=0,
-                 intervals=None, bursts=None, read_pipeline=None, build_hash=None):
+                 intervals=None, bursts=None, read_pipeline=None, lat_channels=2,
+                 build_hash=None):
         self._params = {k: v for k, v in locals().items()
                         if k not in ("self", "build_hash", "__class__")}
         self._build_hash = build_hash
@@ -143,6 +147,10 @@ class Rig(wiring.Component):
         self.intervals = not compact if intervals is None else intervals
         self.bursts = not compact if bursts is None else bursts
         self.read_pipeline = not compact if read_pipeline is None else read_pipeline
+        if lat_channels > 2 and not self.intervals:
+            raise ValueError("latency channels beyond isr and app are interval channels "
+                             "(intervals=True)")
+        self.lat_channels = lat_channels
         #: Inputs sampled more than once per clock (DDR input registers).
         self.ddr = step > 1
         self.pin_latency = pin_latency
@@ -194,6 +202,9 @@ class Rig(wiring.Component):
             caps |= Caps.INTERVALS
         if self.bursts:
             caps |= Caps.BURST
+        # A plain int: as an enum member Amaranth would give it the flags' width (bits
+        # 0..9) and drop the channel count.
+        caps = int(caps) | self.lat_channels << CAPS_LAT_CHANNELS_SHIFT
         divisor = self.clk_freq // self.baud
         f = {
             "control": RigControl(
@@ -209,11 +220,12 @@ class Rig(wiring.Component):
             "events": RawEvents(self.fifo_depth, lean=lean, phase_bits=step.bit_length() - 1),
             "latency": LatencyRecords(self.fifo_depth, step, lean=lean,
                                       intervals=self.intervals,
-                                      with_statistics=self.with_stats),
+                                      with_statistics=self.with_stats,
+                                      n_channels=self.lat_channels),
         }
         if self.with_stats:
             from .statistics import OnChipStatistics
-            f["stats"] = OnChipStatistics(step)
+            f["stats"] = OnChipStatistics(step, self.lat_channels)
         f["link"] = HostLink(divisor, 3 if self.with_model else 2, lean=lean)
         return f
 

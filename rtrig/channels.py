@@ -97,7 +97,7 @@ class ChannelPlan:
                 raise UsageError(f"unknown channel '{name}'", hint=CHANNEL_HELP)
         free = [c for c in range(N_LATENCY_CHANNELS) if c not in numbers.values()]
         if len(intervals) > len(free):
-            raise UsageError(f"{len(names)} channels asked for, the rig has "
+            raise UsageError(f"{len(names)} channels asked for, a rig has at most "
                              f"{N_LATENCY_CHANNELS}", hint="isr and app take channels 0 and 1")
         numbers.update(zip(intervals, free))
         return cls(tuple(Channel(n, numbers[n], intervals.get(n)) for n in names))

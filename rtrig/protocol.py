@@ -72,8 +72,11 @@ class Input(enum.IntEnum):
 
 #: Number of rig inputs.
 N_INPUTS = 6
-#: Number of latency channels (inputs 0 and 1: ISR and APP).
-N_LATENCY_CHANNELS = 2
+#: The most latency channels a rig has (``isr``, ``app`` and two interval channels);
+#: a rig's own count is in ``CAPS`` (:func:`latency_channels`; 2 before the field).
+N_LATENCY_CHANNELS = 4
+#: ``CAPS`` bits 12..15: the rig's number of latency channels (0: 2).
+CAPS_LAT_CHANNELS_SHIFT = 12
 #: Edge sources of a channel (``LAT_EDGES``): inputs 0..5, then the stimulus outputs.
 EDGE_SOURCES = [i.name for i in Input] + ["STIM0", "STIM1"]
 
@@ -96,6 +99,11 @@ class Target(enum.IntEnum):
     LOOPBACK = 1   #: STIM0 → ISR_OUT delayed by ``LOOP_DELAY`` ticks
     MODEL = 2      #: the model target (CPU-like DUT emulator)
     SOC = 3        #: the reference SoC (when built in)
+
+
+def latency_channels(caps):
+    """The number of latency channels of a rig whose ``CAPS`` reads ``caps``."""
+    return (caps >> CAPS_LAT_CHANNELS_SHIFT) & 0xF or 2
 
 
 class Caps(enum.IntFlag):
@@ -154,7 +162,7 @@ REGISTERS = [
     RegisterInfo("BAUD", 0x004, _R, 0, "host link baud rate"),
     RegisterInfo("N_INPUTS", 0x005, _R, N_INPUTS, "number of rig inputs"),
     RegisterInfo("BOARD", 0x006, _R, 0, "board code (0 = simulation)"),
-    RegisterInfo("CAPS", 0x007, _R, 0, "bit n set: Target n is built in; Caps bits 8 and up"),
+    RegisterInfo("CAPS", 0x007, _R, 0, "bit n set: Target n is built in; Caps bits 8 and up; bits 12..15 the latency channels (0: 2)"),
     RegisterInfo("SCRATCH", 0x008, _W, 0, "free for link tests"),
     RegisterInfo("IN_DELAY", 0x009, _R, 0, "ticks of input synchroniser delay subtracted from timestamps"),
     RegisterInfo("STIM_STEP", 0x00A, _R, 1,
@@ -177,7 +185,7 @@ REGISTERS = [
     RegisterInfo("STIM_GAP", 0x02A, _W, 0, "rise to rise from a burst's last pulse to the next burst's first, ticks"),
     RegisterInfo("EDGE_EN", 0x030, _W, 0,
                  "raw events: bits 0..7 rising, 8..15 falling per input; bit 16 stimulus edges", width=17),
-    RegisterInfo("LAT_CH_EN", 0x031, _W, 0, "latency records: bit n enables channel n (0 ISR, 1 APP)", width=2),
+    RegisterInfo("LAT_CH_EN", 0x031, _W, 0, "latency records: bit n enables channel n (0 ISR, 1 APP, 2 and 3 interval channels where CAPS counts them)", width=N_LATENCY_CHANNELS),
     RegisterInfo("LAT_TIMEOUT", 0x032, _W, 0, "latency window in ticks; 0 = until the next stimulus"),
     RegisterInfo("STREAM_EN", 0x033, _W, 0, "StreamEnable bits", width=3),
     RegisterInfo("EVT_OVERFLOW", 0x034, _R, 0, "raw events dropped because the FIFO was full"),

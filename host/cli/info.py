@@ -15,13 +15,14 @@ __all__ = ["info"]
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def info(obj, as_json):
     """Identify the rig: board, gateware version and hash, tick rate, link speed."""
-    from ...protocol import Caps, Target
+    from ...protocol import Caps, Target, latency_channels
     with obj.rig() as rig:
         d = rig.describe()
         d["stim_step"] = rig.stim_step
         d["tick_ns"] = 1e9 / d["tick_hz"]
         d["targets"] = [t.name.lower() for t in Target if d["caps"] & (1 << t)]
         d["features"] = [c.name.lower() for c in Caps if d["caps"] & c]
+        d["latency_channels"] = latency_channels(d["caps"])
         d["build_hash"] = f"{d['build_hash']:08x}"
         d["board_name"] = board_name(d["board"])
         del d["caps"]
@@ -42,6 +43,9 @@ def info(obj, as_json):
     click.echo(f"link       {d['baud']} baud")
     click.echo(f"inputs     {d['n_inputs']}")
     click.echo(f"targets    {', '.join(d['targets'])}")
+    n = d["latency_channels"]
+    click.echo(f"channels   {n} latency channels (isr, app"
+               + (f" and {n - 2} interval channels)" if n > 2 else ")"))
     names = {"intervals": "interval channels (any edge to any edge)", "burst": "bursts"}
     have = [names[f] for f in names if f in d["features"]]
     lack = [names[f] for f in names if f not in d["features"]]

@@ -30,6 +30,7 @@ from ...protocol import (
     StimCtrl,
     StreamEnable,
     Target,
+    latency_channels,
 )
 from .link import RigLink, decode_events, decode_latency, decode_truth
 
@@ -95,6 +96,12 @@ class Rig:
         """Whether the gateware has every :class:`~rtrig.protocol.Caps` bit of ``caps``."""
         return self.info["caps"] & caps == caps
 
+    @property
+    def latency_channels(self):
+        """The latency channels of this rig's gateware (``CAPS``; ``isr`` and ``app``
+        are channels 0 and 1, interval channels take the others)."""
+        return latency_channels(self.info["caps"])
+
     def has_statistics(self):
         """Does this rig's gateware keep on-chip statistics (``STAT_INFO`` ≠ 0)?"""
         return self.link.read1(Reg.STAT_INFO) != 0
@@ -151,6 +158,10 @@ class Rig:
         mask = plan.mask
         edges = plan.lat_edges
         burst = regs.get("burst") or 0
+        if mask >> self.latency_channels:
+            raise UsageError(f"{len(plan)} channels asked for ({', '.join(plan.names)}), this "
+                             f"rig's gateware has {self.latency_channels} latency channels",
+                             hint="isr and app take channels 0 and 1, an interval any other")
         if edges != LAT_EDGES_RESET and not self.has_caps(Caps.INTERVALS):
             raise UsageError("this rig's gateware has no interval channels (the compact "
                              "iCE40 build): it times stimulus → isr/app only")

@@ -37,13 +37,14 @@ TARGETS = {
 #: The ECP5 boards' ``sync`` clock, and what their rig is built with at it
 #: (``Board.rig_options``): the compact gateware with two samples of each input per
 #: clock (an IDDRX1F per pin; ``pin_latency`` 2: its input register and the one that
-#: hands both samples to the fabric), interval channels, bursts and the two-level
-#: register read. A tick is 8.33 ns (``TICK_HZ`` 120 MHz), a stimulus step a cycle
-#: (16.67 ns); 60 MHz divides 3 Mbaud exactly, and every ECP5 build closes it on
-#: nextpnr's first seed with margin (docs/performance.md, "FPGA boards").
+#: hands both samples to the fabric), interval channels, bursts, the two-level
+#: register read and four latency channels (isr, app and two interval channels). A
+#: tick is 8.33 ns (``TICK_HZ`` 120 MHz), a stimulus step a cycle (16.67 ns); 60 MHz
+#: divides 3 Mbaud exactly, and every ECP5 build closes it on nextpnr's first seed with
+#: margin (docs/performance.md, "FPGA boards").
 ECP5_CLK_FREQ = 60_000_000
 ECP5_RIG_OPTIONS = {"compact": True, "samples": 2, "pin_latency": 2, "intervals": True,
-                    "bursts": True, "read_pipeline": True}
+                    "bursts": True, "read_pipeline": True, "lat_channels": 4}
 
 
 def rig_resource(pins, *, conn=None, out_attrs, in_attrs):

@@ -11,7 +11,7 @@ from rtrig.channels import ChannelPlan, parse_interval
 from rtrig.errors import UsageError
 from rtrig.host import CaptureSettings, open_rig, run_capture
 from rtrig.host.rig.rig import Rig
-from rtrig.protocol import LAT_EDGES_RESET, Caps, Input, Reg
+from rtrig.protocol import CAPS_LAT_CHANNELS_SHIFT, LAT_EDGES_RESET, Caps, Input, Reg
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,8 @@ def test_channel_numbers_and_edges():
     (("marker0+..",), "is not an edge"),
     (("marker9+..isr+",), "is not an edge"),
     (("isr+..isr+",), "same edge"),
-    (("isr", "app", "marker0+..marker0-"), "the rig has 2"),
+    (("isr", "app", "marker0+..marker0-", "marker1+..marker1-", "stim1+..isr+"),
+     "a rig has at most 4"),
 ])
 def test_bad_channels_are_one_line_errors(channels, words):
     with pytest.raises(UsageError, match=words):
@@ -117,3 +118,15 @@ def test_a_rig_without_the_caps_refuses_intervals_and_bursts_in_one_line():
     regs = CaptureSettings(freq=1000, burst=2, gap=2e-3).ticks(100e6)
     with pytest.raises(UsageError, match="no burst stimulus"):
         rig.configure_stimulus(regs, ChannelPlan.of(("isr",)))
+
+
+def test_a_two_channel_rig_refuses_a_third_channel_in_one_line():
+    three = ("isr", "app", "marker0+..marker0-")
+    regs = CaptureSettings(freq=1000, channels=three).ticks(100e6)
+    rig = Rig(_NoLink(), {"caps": 0b111 | Caps.INTERVALS | Caps.BURST})
+    assert rig.latency_channels == 2
+    with pytest.raises(UsageError, match="3 channels asked for .*, this rig's gateware "
+                                         "has 2 latency channels"):
+        rig.configure_stimulus(regs, ChannelPlan.of(three))
+    four = Rig(_NoLink(), {"caps": 0b111 | Caps.INTERVALS | 4 << CAPS_LAT_CHANNELS_SHIFT})
+    assert four.latency_channels == 4 and ChannelPlan.of(three).mask == 0b111

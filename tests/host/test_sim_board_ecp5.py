@@ -86,3 +86,49 @@ def test_an_interval_channel_beside_isr(rig, tmp_path):
 def test_model_target_matches_its_truth(rig, tmp_path):
     lat = model_capture_matches_truth(rig, tmp_path)
     assert lat.min() >= 120 and lat.max() > lat.min() and (lat % STEP == 0).all()
+
+
+#: isr and app, and the same two timed again by interval channels 2 and 3.
+FOUR = ("isr", "app", "stim0+..isr_out+", "stim0+..app_out+")
+MODEL = {"isr_entry": 120, "isr_jitter": 90, "isr_service": 60, "app_wake": 250,
+         "app_service": 70, "tick_period": 3_000, "tick_service": 200, "app": True}
+
+
+def test_four_latency_channels_in_one_records_capture(rig, tmp_path):
+    # The model target's ISR and APP, each timed twice: by its latency channel and by
+    # an interval channel from STIM0's rise. Pulse for pulse the two agree.
+    assert rig.latency_channels == 4
+    s = CaptureSettings(freq=20_000, count=150, target="model", channels=FOUR,
+                        jitter=3e-6, model=MODEL)
+    res = run_capture(rig, s, tmp_path / "four.rtrig", progress=False)
+    cap = load(res.path)
+    got = {n: cap.channel(n) for n in FOUR}
+    assert all(len(r) == 150 for r in got.values())
+    for a, b in ((FOUR[0], FOUR[2]), (FOUR[1], FOUR[3])):
+        assert (got[a]["latency"] == got[b]["latency"]).all()
+        assert (got[a]["stim_t"] == got[b]["stim_t"]).all()
+    assert got["app"]["latency"].min() > got["isr"]["latency"].min()
+    assert res.link == {**res.link, "crc_errors": 0, "lost_packets": 0, "overflows": 0}
+
+
+def test_four_latency_channels_in_statistics_mode(rig, tmp_path):
+    # The on-chip statistics keep all four channels; each interval channel's figures
+    # are its latency channel's.
+    from rtrig.host.procedures.measure import measure
+    s = CaptureSettings(freq=20_000, count=150, target="model", channels=FOUR,
+                        jitter=3e-6, model=MODEL)
+    res = measure(rig, s, tmp_path / "four-stats.rtrig", mode="statistics", progress=False)
+    figs = res.summary
+    for a, b in ((FOUR[0], FOUR[2]), (FOUR[1], FOUR[3])):
+        for k in ("pulses", "answered", "min_ns", "max_ns", "mean_ns"):
+            assert figs[a][k] == figs[b][k], (a, b, k)
+    assert figs["isr"]["pulses"] == 150
+
+
+def test_info_counts_the_latency_channels():
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "rtrig", "--sim-board", "ulx3s", "info"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "4 latency channels (isr, app and 2 interval channels)" in r.stdout
