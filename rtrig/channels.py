@@ -16,7 +16,8 @@ from .errors import UsageError
 from .protocol import EDGE_SOURCES, LAT_EDGES_RESET, N_LATENCY_CHANNELS, lat_edges
 
 __all__ = ["LATENCY_CHANNELS", "SOURCE_NAMES", "is_interval", "parse_interval",
-           "Channel", "ChannelPlan", "CHANNEL_HELP"]
+           "Channel", "ChannelPlan", "CHANNEL_HELP", "mf_key", "mf_channel",
+           "sweep_figure_name"]
 
 #: The stimulus-to-response channels and their fixed numbers.
 LATENCY_CHANNELS = {"isr": 0, "app": 1}
@@ -149,3 +150,29 @@ class ChannelPlan:
     def channel_names(self):
         """``{"number": name}``, as a capture's META holds it."""
         return {str(c.number): c.name for c in self.channels}
+
+
+#: A sweep's figures that are not a channel's MF: their result keys and names.
+_SWEEP_NAMES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
+
+
+def mf_key(channel):
+    """The sweep result key of channel ``channel``'s MF: ``mf_isr_hz``, ``mf_app_hz``,
+    ``mf_stim0+..marker0+_hz``."""
+    return f"mf_{channel}_hz"
+
+
+def mf_channel(key):
+    """The channel whose MF result key ``key`` is (:func:`mf_key`), or None (``sf_hz``)."""
+    if key.startswith("mf_") and key.endswith("_hz"):
+        return key[3:-3]
+    return None
+
+
+def sweep_figure_name(key):
+    """A sweep result key as tables name it: ``MF-ISR``, ``MF-APP``, ``SF``, and
+    ``MF stim0+..marker0+`` for an interval channel's MF."""
+    if key in _SWEEP_NAMES:
+        return _SWEEP_NAMES[key]
+    channel = mf_channel(key)
+    return f"MF {channel}" if channel else key

@@ -5,6 +5,7 @@ import json
 
 import click
 
+from ...channels import sweep_figure_name
 from ...units import format_hz, format_s
 from .options import (
     CONTEXT,
@@ -21,13 +22,12 @@ __all__ = ["sweep"]
 def print_table(res):
     """The figures as METHOD.md's table, then how they were found."""
     names = list(res.figures)
-    heads = [n.removesuffix("_hz") for n in names]
-    click.echo("| " + " | ".join(h.upper().replace("_", "-") for h in heads) + " |")
+    click.echo("| " + " | ".join(sweep_figure_name(n) for n in names) + " |")
     click.echo("|" + " --- |" * len(names))
     click.echo("| " + " | ".join(format_hz(res.value(n)) for n in names) + " |")
     for n in names:
         t = res.figures[n]
-        label = n.removesuffix("_hz").upper().replace("_", "-")
+        label = sweep_figure_name(n)
         if t is not None and t.hz is not None:
             conf = {True: "confirmed", False: "NOT reproduced on re-measurement",
                     None: "not confirmed"}[t.confirmed]
@@ -68,6 +68,9 @@ def long_sweep_note(settings, simulated=False):
 @measurement_options("sweep", "measurement")
 def sweep(obj, output, as_json, quiet, firmware, console, **options):
     """Find MF-ISR, MF-APP and (with --load) SF between --from and --to.
+
+    An interval channel in --channels (stim0+..marker0+) gets its own MF, the lowest
+    frequency at which its end edge misses a start.
 
     Brackets each figure in geometric steps, bisects to --resolution and confirms
     the result; every step is recorded in the sweep capture.

@@ -201,7 +201,10 @@ def summary_json(cap):
     if cap.steps:
         out["steps"] = sorted(cap.steps, key=lambda s: s.get("freq_hz") or 0)
     if cap.meta.get("kind") == "sweep" and cap.final:
-        out["results"] = {k: cap.final.get(k) for k in ("mf_isr_hz", "mf_app_hz", "sf_hz")}
+        # MF-ISR, MF-APP, SF and every swept interval channel's MF
+        keys = dict.fromkeys(("mf_isr_hz", "mf_app_hz", *(cap.final.get("figures") or {}),
+                              "sf_hz"))
+        out["results"] = {k: cap.final.get(k) for k in keys}
     return out
 
 

@@ -166,7 +166,8 @@ OPTIONS = (
            commands=("sweep",), help="Run the target's load task (and look for SF)."),
     Option("channels", group="target", help=_CHANNELS_HELP),
     Option("channels", default="isr,app", show_default=True, group="target",
-           commands=("sweep",), help="Channels whose MF is sought."),
+           commands=("sweep",),
+           help="Channels whose MF is sought: isr, app, intervals (stim0+..marker0+)."),
     # capture: the stimulus and how it is recorded.
     Option("freq", FREQUENCY, "1k", unit="Hz", show_default=True,
            help="Stimulus frequency (e.g. 5k, 127kHz)."),

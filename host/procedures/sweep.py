@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ...capture import load
-from ...channels import ChannelPlan
+from ...channels import CHANNEL_HELP, ChannelPlan, is_interval, mf_key, sweep_figure_name
 from ...errors import LinkError, UsageError
 from ...protocol import Reg
 from ...units import format_hz
@@ -42,7 +42,8 @@ from .settings import CaptureSettings
 __all__ = ["SweepSettings", "SweepResult", "Threshold", "search_threshold", "run_sweep",
            "default_pulses", "FIGURES"]
 
-#: Figure name → what it is, for tables and reasons.
+#: Figure name → what it is, for tables and reasons. A sweep of an interval channel
+#: adds that channel's MF (``mf_stim0+..marker0+_hz``, :func:`rtrig.channels.mf_key`).
 FIGURES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
 
 #: The host link's loss counters a sweep step records (:meth:`Rig.host_counters`).
@@ -72,7 +73,9 @@ class SweepSettings:
     relative width of the final bracket; ``factor`` the geometric bracketing step;
     ``stim_jitter`` extra random delay per period (None: automatic, see
     docs/sweep.md); ``sf_threshold`` the load progress below which LOAD counts as
-    starved. SF is sought only with ``load``. ``early_end``: a step ends as soon as its
+    starved. SF is sought only with ``load``. ``channels``: ``isr``, ``app`` and any
+    interval channels (``stim0+..marker0+``), each swept on its own for its MF (a miss:
+    a start edge whose end edge has not come when the next start comes). ``early_end``: a step ends as soon as its
     verdict is known (the first miss of an MF step; an SF step's heartbeats past what
     the threshold needs), so the missed fraction and load progress it records cover
     the pulses it ran; False runs every pulse of every step.
@@ -132,17 +135,18 @@ class SweepSettings:
                                                  math.isfinite(self.stim_jitter)):
             raise UsageError("stimulus jitter must be a finite duration of 0 or more")
         for ch in self.channels:
-            if ch not in ("isr", "app"):
-                raise UsageError(f"unknown channel '{ch}'", hint="channels are: isr, app")
+            ChannelPlan.of((ch,))               # each step times one channel
+            if self.channels.count(ch) > 1:
+                raise UsageError(f"channel '{ch}' is named twice")
         if not self.channels and not self.load:
             raise UsageError("no channel to sweep and no --load: nothing to find",
-                             hint="channels are: isr, app")
+                             hint=CHANNEL_HELP)
         if tick_hz is not None:
             # The slowest step (longest period, plus jitter) and the fastest.
             for option, f in (("--from", self.f_from), ("--to", self.f_to)):
                 probe = CaptureSettings(freq=f, count=self.n_pulses,
                                         jitter=self.stim_jitter or 0.0,
-                                        channels=self.channels or ("isr",),
+                                        channels=tuple(self.channels[:1]) or ("isr",),
                                         target=self.target, model=self.model)
                 try:
                     probe.ticks(tick_hz, step)
@@ -177,7 +181,7 @@ class SweepResult:
         return None if t is None else t.hz
 
     def to_json(self):
-        out = {name: self.value(name) for name in FIGURES}
+        out = {name: self.value(name) for name in self.figures}
         out["reasons"] = {k: v for k, v in self.reasons.items() if v}
         out["below_hz"] = {k: (t.below_hz if t else None) for k, t in self.figures.items()}
         out["confirmed"] = {k: (t.confirmed if t else None) for k, t in self.figures.items()}
@@ -423,7 +427,7 @@ class _Sweeper:
         self.steps.append(step)
         self.w.json(b"STEP", step)
         el = time.monotonic() - self.t_start
-        fig = FIGURES.get(f"{step['figure']}_hz", step["figure"])
+        fig = sweep_figure_name(f"{step['figure']}_hz")
         self.log(f"step {step['index'] + 1:3d}  {fig:7s} {step['phase']:8s} "
                  f"{format_hz(step['freq_hz']) if step['freq_hz'] else 'no stimulus':>12}: "
                  f"{what}  [{el:.1f} s]")
@@ -455,14 +459,17 @@ def run_sweep(session, settings, path, log=None):
                   "max_pulses": st.step_cap},
         "start_time": now(),
     }
-    figures = {name: None for name in FIGURES}
-    reasons = {name: None for name in FIGURES}
+    intervals = [ch for ch in st.channels if is_interval(ch)]
+    names = ["mf_isr_hz", "mf_app_hz", *map(mf_key, intervals), "sf_hz"]
+    figures = {name: None for name in names}
+    reasons = {name: None for name in names}
 
     def mf(channel, figure, known_clear=None):
         return search_threshold(
             lambda f, ph: sw.measure_missed(f, channel, ph, figure), st.f_from, st.f_to,
             resolution=st.resolution, factor=st.factor, quantize=sw.quantize,
-            known_clear=known_clear, confirm=st.confirm, what=f"{channel.upper()} miss")
+            known_clear=known_clear, confirm=st.confirm,
+            what=f"{channel if is_interval(channel) else channel.upper()} miss")
 
     run = CaptureRun(session, path, meta,
                      salvage=lambda status: _final(sw, figures, reasons, status))
@@ -485,6 +492,11 @@ def run_sweep(session, settings, path, log=None):
                 reasons["mf_isr_hz"] = t.reason
             else:
                 reasons["mf_isr_hz"] = "ISR channel not swept"
+            for ch in intervals:
+                # An interval's own edges decide its misses: no figure above bounds it.
+                key = mf_key(ch)
+                t = figures[key] = mf(ch, key.removesuffix("_hz"))
+                reasons[key] = t.reason
             if not st.load:
                 reasons["sf_hz"] = "no --load: SF needs the target's load task running"
             elif sw.measure_unloaded() == 0:

@@ -30,6 +30,7 @@ import numpy as np
 from scipy import stats
 
 from ...capture import scan
+from ...channels import is_interval, mf_key, sweep_figure_name
 from ...errors import RtrigError
 from ...units import format_hz, format_s
 from ..analysis import PERCENTILES
@@ -378,6 +379,15 @@ class SweepComparison:
 SWEEP_NAMES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
 
 
+def _sweep_keys(a_cap, b_cap):
+    """MF-ISR, MF-APP, then the MF of every interval channel either sweep sought (in
+    the order A, then B, named them), then SF."""
+    swept = [*((a_cap.meta.get("sweep") or {}).get("channels") or ()),
+             *((b_cap.meta.get("sweep") or {}).get("channels") or ())]
+    extra = [mf_key(c) for c in swept if is_interval(c)]
+    return ["mf_isr_hz", "mf_app_hz", *dict.fromkeys(extra), "sf_hz"]
+
+
 def _sweep_interval(fig):
     """``(lo, hi, confirmed, text)`` of one sweep figure: the true value lies above
     ``lo`` (the highest frequency measured clear) and at or below ``hi`` (the first
@@ -395,7 +405,7 @@ def _sweep_interval(fig):
 
 
 def compare_sweeps(a_path, b_path):
-    """Compare two sweep captures' MF-ISR, MF-APP and SF."""
+    """Compare two sweep captures' MF-ISR, MF-APP, interval channels' MF and SF."""
     a_cap, b_cap = _open(a_path, "A"), _open(b_path, "B")
     for cap, label in ((a_cap, "A"), (b_cap, "B")):
         if _capture_kind(cap) != "sweep":
@@ -405,7 +415,8 @@ def compare_sweeps(a_path, b_path):
             raise CompareError(f"{label} ({cap.path}) holds no sweep figures "
                                "(the sweep did not finish)")
     figures = {}
-    for key, name in SWEEP_NAMES.items():
+    for key in _sweep_keys(a_cap, b_cap):
+        name = sweep_figure_name(key)
         ia = _sweep_interval(a_cap.final["figures"].get(key))
         ib = _sweep_interval(b_cap.final["figures"].get(key))
         if ia[0] is None and ia[1] is None or ib[0] is None and ib[1] is None:
@@ -463,9 +474,10 @@ def format_comparison(c):
     lines = [f"A: {c.a}", f"B: {c.b}"]
     if isinstance(c, SweepComparison):
         lines.append("")
-        lines.append(f"{'figure':<8} {'A':<48} {'B':<48} verdict")
+        width = max(8, *(len(f["name"]) for f in c.figures.values()))
+        lines.append(f"{'figure':<{width}} {'A':<48} {'B':<48} verdict")
         for f in c.figures.values():
-            lines.append(f"{f['name']:<8} {f['a']:<48} {f['b']:<48} {f['verdict']}")
+            lines.append(f"{f['name']:<{width}} {f['a']:<48} {f['b']:<48} {f['verdict']}")
     else:
         lines.append(f"confidence {c.confidence:.0%} for the whole comparison "
                      f"({c.statements} statements); values in µs")

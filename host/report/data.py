@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from ...capture import CaptureChunks
+from ...channels import mf_key, sweep_figure_name
 from ...protocol import STIM_INPUT, ChanFlags, Input
 from ..analysis import channel_stats, missed_mask, stats_summary
 
@@ -503,15 +504,30 @@ def _channel_order(name):
     return ({"isr": 0, "app": 1}.get(name, 2), name)
 
 
+#: The figures every sweep's table lists, found or not.
+_SWEEP_BASE = ("mf_isr_hz", "mf_app_hz", "sf_hz")
+
+
+def sweep_channels(cap):
+    """The channels a sweep sought MF of: isr, app, then its interval channels."""
+    swept = (cap.meta.get("sweep") or {}).get("channels") or ()
+    return ["isr", "app", *(c for c in swept if c not in ("isr", "app"))]
+
+
 def sweep_plot_data(cap):
-    """A sweep's curve: arrays by frequency and the found MF/SF frequencies."""
+    """A sweep's curve: arrays by frequency and the found MF/SF frequencies.
+    ``missed``: channel → its missed fraction per step (NaN where the step timed
+    another channel)."""
     steps = sorted(cap.steps, key=lambda s: s.get("freq_hz") or 0)
 
     def col(key):
         return np.array([np.nan if s.get(key) is None else float(s[key]) for s in steps])
 
     final = cap.final or {}
+    channels = sweep_channels(cap)
+    keys = [*(mf_key(c) for c in channels), "sf_hz"]
     return {"freq_hz": col("freq_hz"), "isr_missed": col("isr_missed"),
             "app_missed": col("app_missed"), "load_progress": col("load_progress"),
-            "marks": {"MF-ISR": final.get("mf_isr_hz"), "MF-APP": final.get("mf_app_hz"),
-                      "SF": final.get("sf_hz")}}
+            "missed": {c: col(f"{c}_missed") for c in channels},
+            "marks": {sweep_figure_name(k): final.get(k) for k in keys
+                      if k in _SWEEP_BASE or k in (final.get("figures") or {})}}

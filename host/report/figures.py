@@ -250,12 +250,12 @@ def persistence_figure(pers):
 
 def sweep_figure(sw):
     """Missed fraction per channel and load progress against stimulus frequency,
-    with MF-ISR, MF-APP and SF marked."""
+    with MF-ISR, MF-APP, interval channels' MF and SF marked."""
     f = sw["freq_hz"]
     data = []
-    for key, label, color in (("isr_missed", "ISR missed", _COLORS["isr"]),
-                              ("app_missed", "APP missed", _COLORS["app"])):
-        y = sw[key]
+    for i, (channel, y) in enumerate(sw["missed"].items()):
+        label = f"{channel.upper() if channel in ('isr', 'app') else channel} missed"
+        color = channel_color(channel, i + 1)       # intervals: past load's green
         if len(y) and not np.all(np.isnan(y)):
             data.append({"type": "scatter", "x": f, "y": y, "name": label,
                          "mode": "lines+markers", "line": {"color": color},

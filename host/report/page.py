@@ -258,11 +258,12 @@ def _capture_section(page, cap, label, per_channel, pers):
         marks = [[k, format_hz(v) if v else "not found"] for k, v in sw["marks"].items()]
         page.add(_table(["figure", "frequency"], marks))
         page.figure(sweep_figure(sw))
+        cols = [f"{c}_missed" for c in sw["missed"]] + ["load_progress"]
+        heads = [f"{c.upper() if c in ('isr', 'app') else c} missed" for c in sw["missed"]]
         rows = [[format_hz(s.get("freq_hz")),
-                 *("—" if s.get(k) is None else f"{100 * s[k]:.3g} %"
-                   for k in ("isr_missed", "app_missed", "load_progress"))]
+                 *("—" if s.get(k) is None else f"{100 * s[k]:.3g} %" for k in cols)]
                 for s in sorted(cap.steps, key=lambda s: s.get("freq_hz") or 0)]
-        page.add(_table(["frequency", "ISR missed", "APP missed", "load progress"], rows))
+        page.add(_table(["frequency", *heads, "load progress"], rows))
 
 
 def _labels(captures, labels):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import rtrig
+from rtrig.channels import is_interval, mf_key
 from rtrig.host.cli import main
 from rtrig.host.model.figures import mf_app, mf_isr, sf
 from rtrig.host.model.reference import ModelParams, simulate_periodic
@@ -119,6 +120,9 @@ def test_default_pulses_detects_one_percent():
     (["--from", "10k", "--to", "20k", "--tick", "-1ms"], "--tick"),
     (["--from", "10k", "--to", "20k", "--max-pulses", "100"], "--max-pulses"),
     (["--from", "10k", "--to", "20k", "--phase-gap", "60%"], "phase gap"),
+    (["--from", "10k", "--to", "20k", "--channels", "isr,irq"], "unknown channel 'irq'"),
+    (["--from", "10k", "--to", "20k", "--channels", "stim0+..stim0+"], "same edge"),
+    (["--from", "10k", "--to", "20k", "--channels", "isr,app,isr"], "named twice"),
 ])
 def test_cli_rejects_bad_input(args, text, capsys):
     with pytest.raises(SystemExit) as e:
@@ -180,6 +184,9 @@ CASES = {
                                     app_wake=100, app_service=200, load_quantum=400,
                                     heartbeat_work=50, tick_period=5_000, tick_service=60,
                                     seed=0x9E37_79B9), True, 90e3, 550e3, ("app",)),
+    # interval channels from the stimulus to a response: the same misses as isr and app
+    "intervals": (ModelParams(isr_entry=80, isr_service=120, app_wake=100, app_service=200),
+                  False, 170e3, 600e3, ("stim0+..isr+", "stim0+..app+")),
 }
 
 
@@ -235,6 +242,9 @@ def test_sweep_matches_reference(rig, name, tmp_path):
     ref = {"mf_isr_hz": reference_mf(p, "isr", load) if "isr" in channels else None,
            "mf_app_hz": reference_mf(p, "app", load) if "app" in channels else None,
            "sf_hz": sf(p, 0.01, pulses=PULSES) if load else None}
+    for ch in filter(is_interval, channels):
+        # stim0+..isr+ misses as isr does, stim0+..app+ as app
+        ref[mf_key(ch)] = reference_mf(p, ch.partition("..")[2][:-1], load)
     # tick=0: every MF step sends exactly PULSES, the count the reference is for (with
     # the model's tick a step would run until the tick met every phase, test_beat.py)
     st = SweepSettings(f1, f2, target="model", model=asdict(p), load=load, pulses=PULSES,
@@ -252,6 +262,37 @@ def test_sweep_matches_reference(rig, name, tmp_path):
     assert len(cap.steps) == len(res.steps) > 0
     for s in cap.steps:
         assert {"freq_hz", "isr_missed", "app_missed", "load_progress", "pulses"} <= set(s)
+
+
+def test_interval_mf_reaches_table_report_comparison_and_export(rig, tmp_path, capsys):
+    from rtrig.host.cli.sweep import print_table
+    from rtrig.host.integrations.export import summary_json
+    from rtrig.host.report import write_report
+    from rtrig.host.report.compare import compare_sweeps, format_comparison
+    from rtrig.host.report.data import sweep_plot_data
+    p, load, f1, f2, _ = CASES["intervals"]
+    ch = "stim0+..app+"
+    st = SweepSettings(f1, f2, target="model", model=asdict(p), pulses=PULSES,
+                       channels=(ch,), confirm=False, tick=0)
+    path = tmp_path / "sweep.rtrig"
+    res = run_sweep(rig, st, path, log=lambda m: None)
+    mf = res.value(mf_key(ch))
+    assert mf and abs(mf / reference_mf(p, "app", False) - 1) <= 0.01
+    assert res.to_json()[mf_key(ch)] == mf
+    print_table(res)
+    out = capsys.readouterr().out
+    assert f"| MF {ch} |" in out.splitlines()[0] and f"MF {ch}: " in out
+    cap = rtrig.load(path)
+    assert summary_json(cap)["results"][mf_key(ch)] == mf
+    sw = sweep_plot_data(cap)
+    assert sw["marks"][f"MF {ch}"] == mf
+    assert np.nanmax(sw["missed"][ch]) > 0 and np.all(np.isnan(sw["missed"]["isr"]))
+    cmp = compare_sweeps(path, path)
+    assert cmp.figures[mf_key(ch)]["name"] == f"MF {ch}"
+    assert any(line.startswith(f"MF {ch} ") for line in format_comparison(cmp))
+    html = tmp_path / "r.html"
+    write_report([path], html)
+    assert f"{ch} missed" in html.read_text()
 
 
 def test_sweep_reports_null_outside_range(rig, tmp_path):
