@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from twin_checks import model_capture_matches_truth
+from twin_checks import external_wire_reads_zero, loopback_is_exact, model_capture_matches_truth
 
 from rtrig import load
 from rtrig.boards import get_board
@@ -40,16 +40,7 @@ def test_identity_reports_ddr_ticks_and_the_stimulus_step(rig):
 
 @pytest.mark.parametrize("delay", [0, STEP, 120, 1000 * STEP + STEP])
 def test_loopback_latency_is_exact_in_quarter_clock_ticks(rig, tmp_path, delay):
-    freq = 20_000 if delay < 1_000 else 5_000
-    s = CaptureSettings(freq=freq, count=120, target="loopback", delay=delay / TICK_HZ)
-    res = run_capture(rig, s, tmp_path / "c.rtrig", progress=False)
-    isr = load(res.path).channel("isr")
-    assert len(isr) == 120 and list(isr["pulse"]) == list(range(120))
-    assert (isr["flags"] == 0).all() and (isr["latency"] == delay).all()
-    period = round(TICK_HZ / freq)
-    assert (np.diff(isr["stim_t"].astype(np.int64)) == period).all()
-    assert (isr["completion"] == delay + period // 2).all()
-    assert res.link == {**res.link, "crc_errors": 0, "lost_packets": 0, "overflows": 0}
+    loopback_is_exact(rig, tmp_path, delay, TICK_HZ)
 
 
 def test_odd_settings_are_refused_naming_the_stimulus_step():
@@ -153,14 +144,7 @@ def test_capture_cli_refuses_a_delay_off_the_stimulus_step(tmp_path):
 
 
 def test_external_wire_reads_zero_latency(rig, tmp_path):
-    # The twin's external pins are a wire from STIM0, through the registers the board
-    # has in front of the Rig (its DDR buffers and sampler): as on the bench's
-    # calibration loopback, every pulse answers at 0 ticks.
-    s = CaptureSettings(freq=10_000, count=50, target="external")
-    res = run_capture(rig, s, tmp_path / "ext.rtrig", progress=False)
-    isr = load(res.path).channel("isr")
-    assert len(isr) == 50 and (isr["flags"] == 0).all() and (isr["latency"] == 0).all()
-    assert rig.link.read1(Reg.IN_GLITCHES) == 0
+    external_wire_reads_zero(rig, tmp_path)
 
 
 def test_the_fast_twin_is_the_boards_faster_link(rig, tmp_path):

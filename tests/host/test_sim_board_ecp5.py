@@ -4,9 +4,8 @@ same rig): the compact rig at 60 MHz with two samples of each input per clock (t
 of half a clock, 8.33 ns), interval channels and bursts. Loopback latencies and the
 model target's truth are known exactly, so every figure is checked against them."""
 
-import numpy as np
 import pytest
-from twin_checks import model_capture_matches_truth
+from twin_checks import external_wire_reads_zero, loopback_is_exact, model_capture_matches_truth
 
 from rtrig import load
 from rtrig.boards import get_board
@@ -43,15 +42,7 @@ def test_identity_reports_half_clock_ticks_and_the_stimulus_step(rig):
 
 @pytest.mark.parametrize("delay", [0, STEP, 120, 1000 * STEP + STEP])
 def test_loopback_latency_is_exact_in_half_clock_ticks(rig, tmp_path, delay):
-    freq = 20_000 if delay < 1_000 else 5_000
-    s = CaptureSettings(freq=freq, count=120, target="loopback", delay=delay / TICK_HZ)
-    res = run_capture(rig, s, tmp_path / "c.rtrig", progress=False)
-    isr = load(res.path).channel("isr")
-    assert len(isr) == 120 and list(isr["pulse"]) == list(range(120))
-    assert (isr["flags"] == 0).all() and (isr["latency"] == delay).all()
-    period = round(TICK_HZ / freq)
-    assert (np.diff(isr["stim_t"].astype(np.int64)) == period).all()
-    assert res.link == {**res.link, "crc_errors": 0, "lost_packets": 0, "overflows": 0}
+    loopback_is_exact(rig, tmp_path, delay, TICK_HZ, completion=False)
 
 
 def test_a_delay_off_the_stimulus_step_is_refused_naming_it():
@@ -61,13 +52,7 @@ def test_a_delay_off_the_stimulus_step_is_refused_naming_it():
 
 
 def test_external_wire_reads_zero_latency(rig, tmp_path):
-    # A wire from STIM0 through the registers the board has in front of the Rig (its
-    # IDDRX1F): as on the bench's calibration loopback, every pulse answers at 0.
-    s = CaptureSettings(freq=10_000, count=50, target="external")
-    res = run_capture(rig, s, tmp_path / "ext.rtrig", progress=False)
-    isr = load(res.path).channel("isr")
-    assert len(isr) == 50 and (isr["flags"] == 0).all() and (isr["latency"] == 0).all()
-    assert rig.link.read1(Reg.IN_GLITCHES) == 0
+    external_wire_reads_zero(rig, tmp_path)
 
 
 def test_an_interval_channel_beside_isr(rig, tmp_path):
