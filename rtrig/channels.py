@@ -142,9 +142,11 @@ class ChannelPlan:
 
     @property
     def pulse_numbers(self):
-        """The numbers of the channels with one record per pulse (``isr``, ``app``; an
-        interval has one per start edge)."""
-        return [c.number for c in self.channels if not c.is_interval]
+        """The numbers of the channels with one record per stimulus pulse: ``isr``,
+        ``app`` and the intervals that start on a STIM0 edge (their record's ``pulse``
+        is the stimulus pulse's index). Any other interval has one per start edge."""
+        return [c.number for c in self.channels if not c.is_interval
+                or c.interval[0] == SOURCE_NAMES["stim0"]]
 
     @property
     def channel_names(self):

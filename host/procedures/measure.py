@@ -109,7 +109,9 @@ def run_capture(rig, settings, path, progress=True, on_block=None):
         if plan.has_intervals:
             expected = rig.latency_records()
         rig.disable_streams()
-        run.finish({"status": "complete" if records.latency >= expected else "incomplete",
+        # Complete: every record the rig made arrived, and every pulse was ended.
+        whole = records.latency >= expected and not counters["unended"]
+        run.finish({"status": "complete" if whole else "incomplete",
                     "records": records.latency, "expected_records": expected,
                     "pulses_issued": pulses_issued, "heartbeat_edges": heartbeat,
                     "link": counters})

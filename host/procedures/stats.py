@@ -232,7 +232,8 @@ def run_stats_capture(rig, settings, path, bin_shift=None, progress=True,
         run.writer.json(b"STAT", stat)
         # Host counters since the CLEAR of program_statistics (Rig.host_counters), the rig's.
         counters = {**rig.host_counters(), "overflows": stat["drops"],
-                    "stat_drops": stat["drops"], "rx_errors": rig.rx_errors()}
+                    "stat_drops": stat["drops"], "rx_errors": rig.rx_errors(),
+                    "unended": _unended(stat, plan, pulses_issued)}
         accounted = sum(c["answered"] + c["missed"] for c in stat["channels"].values())
         expected = count * len(plan)
         complete = accounted >= expected and all(c["consistent"]
@@ -243,6 +244,16 @@ def run_stats_capture(rig, settings, path, bin_shift=None, progress=True,
                     "heartbeat_edges": stat["heartbeat"]["edges"], "link": counters})
     return StatsCaptureResult(Path(path), stats_summary(stat, rig.tick_hz), counters, meta,
                               run.final, stats=stat)
+
+
+def _unended(stat, plan, pulses_issued):
+    """Pulses of the one-record-per-pulse channels that got no verdict: their response
+    (or interval end, or its completion) had not come when the run stopped
+    (:meth:`rtrig.host.rig.rig.Rig.loss_counters`)."""
+    per_pulse = set(plan.pulse_numbers)
+    figs = (stat["channels"][ch.name] for ch in plan if ch.number in per_pulse)
+    return sum(max(pulses_issued - c["answered"] - c["missed"] - c.get("drops", 0), 0)
+               for c in figs)
 
 
 def _await_verdicts(rig, plan, pulses_issued, timeout=2.0):

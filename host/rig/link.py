@@ -45,6 +45,10 @@ LINK_COUNTERS = {
                        "model truth records dropped by the rig (TRUTH_OVERFLOW)"),
     "stat_drops": ("rig", "statistics drops",
                    "records the on-chip statistics did not accumulate (STAT_DROPS)"),
+    "unended": ("rig", "pulses never ended",
+                "pulses whose response, or interval end, had not completed when the "
+                "capture stopped: the rig records a pulse at its completion, so these "
+                "have no record (docs/protocol.md)"),
 }
 
 #: Wire layouts of the stream payloads (packed, little-endian), derived from the
@@ -143,6 +147,8 @@ class LossCounter:
         self._gaps = collections.deque()
         self._chan = {}           # channel -> [next pulse, position, {late pulse: claim}]
         self._origin = 0 if from_pulse_0 else None
+        #: Latency records received per channel (duplicates not counted).
+        self.received = collections.Counter()
 
     @property
     def lost_other(self):
@@ -176,6 +182,7 @@ class LossCounter:
 
     def record(self, chan, pulse):
         """A latency record of ``chan`` for ``pulse`` arrived (after :meth:`packet`)."""
+        self.received[chan] += 1
         c = self._chan.get(chan)
         if c is None:
             if self._origin is None:        # no known start: this record is the first
@@ -209,6 +216,18 @@ class LossCounter:
             if (pulses - c[0]) & _U32 < 1 << 31:
                 self._missing(c, pulses)
                 c[0], c[1] = pulses & _U32, self._pos
+
+    def tail(self, channels, pulses):
+        """Records of ``channels`` that :meth:`end` would count missing after the last
+        one received of each, for a train of ``pulses`` pulses."""
+        n = 0
+        for chan in channels:
+            c = self._chan.get(chan)
+            if c is None:
+                n += pulses if self._origin is not None else 0
+            elif (pulses - c[0]) & _U32 < 1 << 31:
+                n += (pulses - c[0]) & _U32
+        return n
 
     def _add(self, gap, kind, n):
         self._gaps.append(gap)
@@ -298,6 +317,10 @@ class RigLink:
     @property
     def missing_records(self):
         return self.loss.missing_records
+
+    def received_of(self, channel):
+        """Latency records of matcher ``channel`` received since the last clear."""
+        return self.loss.received[channel]
 
     @property
     def duplicates(self):

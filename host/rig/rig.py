@@ -399,16 +399,32 @@ class Rig:
         Latency records are counted exactly by their pulse index (every pulse gets one
         record per channel, so those missing after the last one received count too);
         those the rig's full FIFO dropped are its overflows, not link losses (and then a
-        gap that looks longer than its sequence numbers say may be such drops)."""
+        gap that looks longer than its sequence numbers say may be such drops).
+
+        ``unended``: pulses the rig made no record of, because their response (or an
+        interval's end, or the completion after it) had not come when the run
+        stopped: a record is made at its completion. They are the pulses issued on the
+        one-record-per-pulse channels less the records the rig produced
+        (``LAT_RECORDS``) for them, not link losses."""
         link = self.link
         lat_ovf, evt_ovf = link.read1(Reg.LAT_OVERFLOW), link.read1(Reg.EVT_OVERFLOW)
         truth_ovf = link.read1(Reg.TRUTH_OVERFLOW)
         rx_errors = link.read1(Reg.RX_ERRORS)
+        produced = link.read1(Reg.LAT_RECORDS)
         issued = self.pulses_issued()
-        # An interval channel has a record per start edge, not per pulse: its tail is
-        # not known from the pulses issued (LAT_RECORDS still counts its records).
-        link.loss.end(plan.pulse_numbers, issued)
-        lost_records = max(link.missing_records - lat_ovf, 0)
+        per_pulse = plan.pulse_numbers
+        # An interval channel that does not start on STIM0 has a record per start edge,
+        # not per pulse: its tail is not known from the pulses issued, and its records
+        # (at least those received) are part of LAT_RECORDS.
+        others = [c.number for c in plan if c.number not in per_pulse]
+        got_others = sum(link.received_of(n) for n in others)
+        unended = max(issued * len(per_pulse) - (produced - got_others), 0)
+        # The records missing after the last one received of each channel: those the
+        # rig never made are not lost on the link. When they are all such, they are
+        # not counted missing at all (no packet is missing for them either).
+        if unended < link.loss.tail(per_pulse, issued):
+            link.loss.end(per_pulse, issued)
+        lost_records = max(link.missing_records - lat_ovf - unended, 0)
         other = link.loss.lost_other_seen if lat_ovf else link.loss.lost_other
         return {
             "crc_errors": link.crc_errors,
@@ -421,6 +437,7 @@ class Rig:
             "evt_overflow": evt_ovf,
             "truth_overflow": truth_ovf,
             "rx_errors": rx_errors,
+            "unended": unended,
         }, issued
 
     def host_counters(self):

@@ -42,6 +42,29 @@ def test_interval_channel_beside_a_latency_channel(rig, tmp_path):
     assert res.link["lost_packets"] == 0 and res.link["overflows"] == 0
 
 
+@pytest.mark.parametrize("mode", ["records", "statistics"])
+def test_a_pulse_whose_interval_never_ends_is_counted_not_lost(rig, tmp_path, mode):
+    # STIM0's rise to ISR_OUT's fall: a record is made at its completion, ISR_OUT's
+    # next rise, which the last pulse never gets. That pulse is counted as never ended,
+    # not as a link loss, and the capture is not called complete.
+    from rtrig.host import measure
+    s = CaptureSettings(freq=20_000, count=40, target="loopback", delay=7e-7,
+                        channels=("isr", "stim0+..isr-"))
+    res = measure(rig, s, tmp_path / "u.rtrig", mode=mode, progress=False)
+    assert res.link["unended"] == 1
+    assert res.link["lost_packets"] == 0 and res.link.get("lost_records", 0) == 0
+    assert res.final["status"] == "incomplete"
+    assert res.summary["isr"]["pulses"] == 40 and res.summary["stim0+..isr-"]["pulses"] == 39
+    if mode == "records":
+        span = load(res.path).channel("stim0+..isr-")
+        assert (span["latency"] == 2570).all() and list(span["pulse"]) == list(range(39))
+    # ended on its rise instead: every pulse has its record
+    s.channels = ("isr", "stim0+..isr+")
+    res = measure(rig, s, tmp_path / "e.rtrig", mode=mode, progress=False)
+    assert res.link["unended"] == 0 and res.final["status"] == "complete"
+    assert res.summary["stim0+..isr+"]["pulses"] == 40
+
+
 def test_bursts_of_pulses_then_a_gap(rig, tmp_path):
     # Bursts of 3 pulses 50 µs apart, 130 µs from a burst's last rise to the next one.
     s = CaptureSettings(freq=20_000, count=9, target="loopback", delay=3e-7, burst=3,
@@ -74,6 +97,8 @@ def test_channel_numbers_and_edges():
     plan = ChannelPlan.of(("app", "marker0+..marker0-"))
     assert plan.channel_names == {"1": "app", "0": "marker0+..marker0-"}
     assert plan.number("marker0+..marker0-") == 0 and plan.pulse_numbers == [1]
+    # an interval from a STIM0 edge has a record per pulse, as isr and app
+    assert ChannelPlan.of(("isr", "stim0+..marker0-", "stim0-..app+")).pulse_numbers == [0, 1, 2]
     assert plan.has_intervals and plan.mask == 0b11
     assert parse_interval("marker1-..MARKER2+") == (Input.MARKER1, 1, Input.MARKER2, 0)
     assert ChannelPlan.of(("isr", "marker0+..marker0-")).lat_edges == (
