@@ -27,7 +27,18 @@ BUILDS = {
     "rig + model target (the default twin)": {},
     "rig + reference SoC (50 MHz, one SoC cycle per two rig cycles)": {"soc": True},
     "iCEBreaker compact rig (24 MHz, four samples per clock) + model": {"board": "icebreaker"},
+    "ECP5 boards' rig (60 MHz, two samples per clock, four channels) + model":
+        {"board": "ulx3s"},
 }
+
+
+def clock_hz(build_kwargs):
+    """The rig clock of a twin build: its board's, else the default twin's."""
+    from rtrig.host.sim import SIM_CLK_HZ
+    if build_kwargs.get("board"):
+        from rtrig.boards import get_board
+        return get_board(build_kwargs["board"]).clk_freq
+    return SIM_CLK_HZ
 
 
 def sim_speed(cycles, **build_kwargs):
@@ -111,7 +122,9 @@ def main():
     links = {name: link_throughput(a.seconds, name) for name in ("line", "fast")}
     polls = {p: round_trip(p) for p in (16, 128, 1024)}
     host = f"{platform.machine()}, Python {platform.python_version()}"
-    rows = "".join(f"| {label} | {v / 1e6:.2f} M cycles/s |\n" for label, v in speeds.items())
+    rows = "".join(f"| {label} | {v / 1e6:.2f} M cycles/s | "
+                   f"{v / clock_hz(BUILDS[label]) * 1e3:.1f} ms |\n"
+                   for label, v in speeds.items())
     lrows = "".join(
         f"| {name} ({lt['baud'] / 1e6:g} Mbaud) | {lt['records_per_s']:.0f} /s | "
         f"{lt['line_fraction'] * 100:.1f} % | {lt['overflow']} | {lt['crc_errors']} / "
@@ -122,8 +135,9 @@ def main():
         f"--seconds {a.seconds:g}` ({host}, {time.strftime('%Y-%m-%d')}, 2-core machine; "
         "the figures vary with the machine's load). Simulator speed: the harness's "
         "`--bench` mode (free-running, no link traffic), rig clock cycles per wall "
-        "second.\n\n"
-        "| twin build | speed |\n| --- | --- |\n" + rows + "\n"
+        "second, and the rig time that makes per wall second.\n\n"
+        "| twin build | speed | rig time per wall second |\n| --- | --- | --- |\n"
+        + rows + "\n"
         "Link throughput (100 kHz loopback, one 24-byte latency record per pulse: 8× what "
         "the line-rate link carries, 98 % of the fast one), per second of rig time:\n\n"
         "| twin link | records delivered | wire bytes / line capacity (8N1) | records "
