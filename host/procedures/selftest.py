@@ -16,7 +16,8 @@ __all__ = ["run_selftest", "LOOPBACK_CHECKS"]
 
 #: (delay in ticks, frequency in Hz, pulses): short, long and edge-case delays. Each
 #: run is short enough for the rig's 512-record FIFO to absorb what a 3 Mbaud link
-#: cannot carry at once; the longest delay (250 µs) needs a period above it.
+#: cannot carry at once; the longest delay (250 µs) needs a period above it, and on a
+#: rig whose loopback makes less (:attr:`Rig.loopback_max_ticks`) is its longest.
 LOOPBACK_CHECKS = [(0, 50_000, 100), (1, 50_000, 100), (2, 20_000, 100), (123, 50_000, 200),
                    (1000, 50_000, 200), (25_000, 3_500, 30)]
 
@@ -50,6 +51,10 @@ def run_selftest(session, log=print, wire=None):
             # a rig whose stimulus moves in steps of several ticks makes the delays
             # that are whole steps only (the settings refuse the others)
             delay -= delay % session.stim_step
+            # a board's compact rig delays through a delay line of a fixed length
+            top = session.loopback_max_ticks
+            if top is not None:
+                delay = min(delay, top)
             name = f"loopback delay {delay} ticks ({delay * tick_ns:g} ns) at {freq:g} Hz"
             log(f"selftest: {name}")
             s = CaptureSettings(freq=freq, count=count, target="loopback",

@@ -32,6 +32,7 @@ from ...protocol import (
     Target,
     latency_channels,
 )
+from ...units import format_s
 from .link import RigLink, decode_events, decode_latency, decode_truth
 
 __all__ = ["Rig", "open_rig", "register_max", "TARGETS", "MODEL_REGS", "DRAIN_TICKS"]
@@ -85,6 +86,16 @@ class Rig:
         step = self.info.get("stim_step", 1)
         return step if step in (1, 2, 4) else 1
 
+    @property
+    def loopback_max_ticks(self):
+        """The longest delay this rig's loopback target makes, in ticks, or None when it
+        has no fixed limit (:func:`rtrig.boards.loopback_limit_cycles`: a board's
+        compact rig delays STIM0 through a delay line of so many clock cycles, and
+        each clock cycle is ``stim_step`` ticks)."""
+        from ...boards import loopback_limit_cycles
+        cycles = loopback_limit_cycles(self.info.get("board", 0))
+        return None if cycles is None else cycles * self.stim_step
+
     def describe(self):
         return {**self.info, "port": self.port if not self.sim else "sim",
                 "simulation": self.sim is not None}
@@ -136,6 +147,13 @@ class Rig:
         if not self.has_target(settings.target):
             raise UsageError(f"target '{settings.target}' is not built into this rig's gateware")
         target = TARGETS[settings.target]
+        top = self.loopback_max_ticks
+        if settings.target == "loopback" and top is not None and regs["delay"] > top:
+            ns = 1e9 / self.tick_hz
+            raise UsageError(
+                f"loopback delay {format_s(regs['delay'] / self.tick_hz)} is longer than "
+                f"this rig's loopback makes: at most {top * ns / 1000:.6g} µs ({top} ticks)",
+                hint="its delay line holds that long; a longer delay would answer nothing")
         link.write(Reg.TARGET_SEL, target)
         link.write(Reg.LOOP_DELAY, regs["delay"])
         if target == Target.MODEL:

@@ -8,7 +8,7 @@ One module per board family; each exports ``BOARDS``, a list of :class:`Board`
 from .board import Board, BoardTop
 
 __all__ = ["Board", "BoardTop", "BOARDS", "DEFAULT_BOARDS", "get_board", "board_names",
-           "board_top"]
+           "board_top", "loopback_limit_cycles"]
 
 
 def _collect():
@@ -35,6 +35,18 @@ def board_names():
 def get_board(name):
     """The :class:`Board` called ``name`` (case-insensitive); ``KeyError`` if none."""
     return BOARDS[name.lower()]
+
+
+def loopback_limit_cycles(code):
+    """The longest loopback delay, in clock cycles, of the rig that reports board
+    ``code`` (``BOARD``): its compact rig's delay line holds that many cycles, and a
+    longer delay answers nothing. None for a rig without that limit (code 0, the full
+    rig of the default simulation twin: its loopback queues edges instead)."""
+    from ..gateware.targets import LOOP_LINE_DEPTH
+    for b in BOARDS.values():
+        if b.code == code and code and b.rig_options.get("compact"):
+            return LOOP_LINE_DEPTH
+    return None
 
 
 def board_top(board, target="rig", firmware=b""):

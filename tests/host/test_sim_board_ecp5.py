@@ -117,3 +117,27 @@ def test_info_counts_the_latency_channels():
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "4 latency channels (isr, app and 2 interval channels)" in r.stdout
+
+
+def test_selftest_passes_with_the_longest_delay_the_loopback_makes(rig):
+    # The compact rig's loopback is a delay line of 8192 clock cycles (16384 ticks):
+    # the self-test's 250 µs check becomes that, and every check passes.
+    from rtrig.host.procedures.selftest import run_selftest
+    assert rig.loopback_max_ticks == 8192 * STEP
+    results = run_selftest(rig, log=lambda m: None)
+    assert all(r["passed"] for r in results), [r for r in results if not r["passed"]]
+    assert any(r["name"].startswith("loopback delay 16384 ticks") for r in results)
+
+
+def test_a_loopback_delay_beyond_the_delay_line_is_refused(rig, tmp_path):
+    # A longer delay would answer nothing: every pulse "missed". Refused instead.
+    s = CaptureSettings(freq=3_500, count=10, target="loopback",
+                        delay=(8192 * STEP + STEP) / TICK_HZ)
+    with pytest.raises(UsageError, match=r"at most 136\.533 µs \(16384 ticks\)"):
+        run_capture(rig, s, tmp_path / "long.rtrig", progress=False)
+
+
+def test_only_the_boards_compact_rigs_have_a_loopback_limit():
+    from rtrig.boards import loopback_limit_cycles
+    assert loopback_limit_cycles(0) is None
+    assert {loopback_limit_cycles(b.code) for b in (BOARD, get_board("icebreaker"))} == {8192}
