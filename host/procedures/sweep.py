@@ -202,6 +202,9 @@ class _Sweeper:
         self.w = writer             # the sweep capture's writer (run_sweep sets it)
         self.log = log
         self.tick_hz = session.tick_hz
+        # Ticks per stimulus step (STIM_STEP): a rig with several samples per clock
+        # makes periods and jitters of whole steps only.
+        self.stim_step = session.stim_step
         self.steps = []
         self.link_totals = {}
         self.t_start = time.monotonic()
@@ -222,10 +225,13 @@ class _Sweeper:
 
     # frequency ↔ period ----------------------------------------------------------
     def quantize(self, f):
-        return self.tick_hz / max(4, round(self.tick_hz / f))
+        return self.tick_hz / self.period(f)
 
     def period(self, f):
-        return max(4, round(self.tick_hz / f))
+        """The stimulus period nearest ``1/f``, in ticks: a whole number of stimulus
+        steps, so the frequency recorded is the one made."""
+        s = self.stim_step
+        return max(4, s * round(self.tick_hz / f / s))
 
     def _auto_jitter(self):
         st = self.st
@@ -240,12 +246,16 @@ class _Sweeper:
         return ("rel", 0.005)           # unknown target: assume a kernel tick
 
     def jitter_ticks(self, period):
+        """The stimulus jitter of a step of ``period`` ticks; the automatic ones in
+        whole stimulus steps (a given ``--stim-jitter`` that is not was refused)."""
         kind, v = self.stim_jitter_ticks
         if kind == "abs":
             return v
         if kind == "tick":
-            return min(v, period // 100)
-        return int(period * v)
+            j = min(v, period // 100)
+        else:
+            j = int(period * v)
+        return j - j % self.stim_step
 
     # one records-mode capture on one channel ---------------------------------------
     def measure_missed(self, f, channel, phase, figure):

@@ -136,7 +136,7 @@ def test_sweeper_steps_cover_the_tick_and_the_confirmation_looks_again(tmp_path,
 
     monkeypatch.setattr(sweep_mod._Sweeper, "_count_misses", fake_count)
     counters = {"crc_errors": 0, "lost_packets": 0, "bad_payloads": 0, "duplicates": 0}
-    session = types.SimpleNamespace(tick_hz=TICK_HZ, sim=None,
+    session = types.SimpleNamespace(tick_hz=TICK_HZ, stim_step=1, sim=None,
                                     host_counters=lambda: dict(counters),
                                     has_statistics=lambda: True,
                                     info={"version": 1, "build_hash": 0, "board": 0})

@@ -147,7 +147,7 @@ def test_interrupt_keeps_recorded_steps(tmp_path, monkeypatch):
 
     monkeypatch.setattr(sweep_mod._Sweeper, "measure_missed", fake_missed)
     counters = {"crc_errors": 0, "lost_packets": 2, "bad_payloads": 0, "duplicates": 0}
-    session = types.SimpleNamespace(tick_hz=TICK_HZ, sim=None,
+    session = types.SimpleNamespace(tick_hz=TICK_HZ, stim_step=1, sim=None,
                                     host_counters=lambda: dict(counters),
                                     has_statistics=lambda: False,
                                     info={"version": 1, "build_hash": 0, "board": 0})
