@@ -98,7 +98,8 @@ class RigAPI:
         from .procedures.options import capture_settings
         values = self._values("capture", values)
         mode, bin_shift = values.pop("mode"), values.pop("bin_shift")
-        settings = capture_settings(**values)
+        settings = capture_settings(**values, tick_hz=self.session.tick_hz,
+                                    step=self.session.stim_step)
         settings.ticks(self.session.tick_hz, self.session.stim_step)   # before the file
         return measure(self.session, settings, self._path(path, "capture"), mode=mode,
                        bin_shift=bin_shift, progress=progress)
@@ -116,7 +117,8 @@ class RigAPI:
         path, log = values.pop("path"), values.pop("log")
         from .procedures import sweep as procedure
         from .procedures.options import sweep_settings
-        settings = sweep_settings(**self._values("sweep", values))
+        settings = sweep_settings(**self._values("sweep", values),
+                                  tick_hz=self.session.tick_hz, step=self.session.stim_step)
         settings.validate(self.session.tick_hz, self.session.stim_step)
         return procedure.run_sweep(self.session, settings, self._path(path, "sweep"),
                                    log=log or (lambda msg: None))

@@ -29,7 +29,7 @@ def capture(obj, output, as_json, quiet, firmware, console, mode, bin_shift, **o
     obj.use_target(options["target"], firmware, console)
     from ..procedures.measure import measure
     from ..procedures.options import capture_settings
-    settings = capture_settings(**options)
+    settings = capture_settings(**options, **obj.model_ticks)
     path = capture_path(output, "capture")
     with obj.rig() as rig:
         regs = settings.ticks(rig.tick_hz, rig.stim_step)   # validate before anything runs

@@ -80,6 +80,20 @@ class RigOptions:
         if console is not None:
             check_output(console)
 
+    @property
+    def model_ticks(self):
+        """The ticks the model target takes its times in, known before the rig is
+        opened: ``tick_hz`` and ``step`` of a board's twin (``--sim-board``), else
+        none given (the default twin's 10 ns ticks; a board has no model target)."""
+        if self.sim_board is None:
+            return {}
+        from ...boards import get_board
+        try:
+            board = get_board(self.sim_board)
+        except KeyError:
+            return {}                   # named in one line when the rig is opened
+        return {"tick_hz": board.clk_freq * board.tick_step, "step": board.tick_step}
+
     def rig(self):
         """Open the rig (a context manager giving a :class:`rtrig.host.rig.rig.Rig`)."""
         from ..rig.rig import open_rig

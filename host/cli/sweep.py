@@ -78,7 +78,7 @@ def sweep(obj, output, as_json, quiet, firmware, console, **options):
     obj.use_target(options["target"], firmware, console)
     from ..procedures.options import sweep_settings
     from ..procedures.sweep import run_sweep
-    settings = sweep_settings(**options)
+    settings = sweep_settings(**options, **obj.model_ticks)
     path = capture_path(output, "sweep")
     log = (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
     with obj.rig() as rig:

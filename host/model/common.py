@@ -67,8 +67,10 @@ class ModelParams:
                 raise ValueError(f"{f.name} must be an integer in 0..2**32-1, got {v!r}")
 
     @classmethod
-    def from_ns(cls, **kwargs) -> ModelParams:
-        """Build from durations in ns (``isr_entry_ns=…``), rounded to whole ticks.
+    def from_ns(cls, *, ns_per_tick=TICK_NS, **kwargs) -> ModelParams:
+        """Build from durations in ns (``isr_entry_ns=…``), rounded to whole ticks of
+        ``ns_per_tick`` ns (the rig's tick: 10 ns on the default twin; a board's twin
+        runs the model in its own ticks).
 
         Accepted names: ``isr_entry_ns``, ``isr_jitter_ns``, ``isr_service_ns``,
         ``app_wake_ns``, ``app_service_ns``, ``load_quantum_ns``, ``heartbeat_work_ns``,
@@ -91,7 +93,7 @@ class ModelParams:
                     raise ValueError(f"{key} must be a number of ns, got {value!r}") from None
                 if not math.isfinite(ns):
                     raise ValueError(f"{key} must be a finite number of ns, got {value!r}")
-                out[key[:-3]] = int(round(ns / TICK_NS))
+                out[key[:-3]] = int(round(ns / ns_per_tick))
             else:
                 raise TypeError(f"unknown model parameter {key!r}")
         return cls(**out)

@@ -11,15 +11,16 @@ from ...units import format_s, parse_duration
 __all__ = ["model_params", "target_model"]
 
 
-def _parse_model(text):
+def _parse_model(text, ns_per_tick=None):
     """'isr_entry=2us,isr_service=500ns,app=0' → ModelParams.from_ns keyword arguments.
 
     Durations take units; a key spelt with ``_ns`` also takes a bare number of
     nanoseconds (``isr_entry_ns=1400``). Each value must be a whole number of the
-    model's ticks (never rounded: 1.5 ns is refused, not taken as 0) and fit its model
-    register."""
+    model's ticks of ``ns_per_tick`` ns (the rig's; never rounded: 1.5 ns is refused,
+    not taken as 0) and fit its model register."""
     from ..rig.rig import MODEL_REGS, register_max
     from .common import TICK_NS, ModelParams
+    ns_per_tick = ns_per_tick or TICK_NS
     names = [f.name for f in fields(ModelParams)]
     out = {}
     if not text:
@@ -60,19 +61,23 @@ def _parse_model(text):
                              ) from None
         if not (math.isfinite(ns) and ns >= 0):
             raise UsageError(f"--model {key}: must be a duration of 0 or more, got '{v}'")
-        ticks = ns / TICK_NS
+        ticks = ns / ns_per_tick
         if abs(ticks - round(ticks)) > 1e-6 * max(1.0, ticks):
-            lo = math.floor(ticks) * TICK_NS
+            lo = math.floor(ticks) * ns_per_tick
             raise UsageError(f"--model {key}: {format_s(ns * 1e-9)} is not a whole number of "
-                             f"the model's {TICK_NS} ns ticks",
-                             hint=f"the nearest are {format_s(lo * 1e-9)} and "
-                                  f"{format_s((lo + TICK_NS) * 1e-9)}")
+                             f"the model's {ns_per_tick:.6g} ns ticks",
+                             hint=f"the nearest are {_ns(lo)} and {_ns(lo + ns_per_tick)}")
         if round(ticks) > top:
             raise UsageError(f"--model {key}: {format_s(ns * 1e-9)} is more than the model "
-                             f"holds: at most {format_s(top * TICK_NS * 1e-9)} ({top} ticks, "
-                             f"register {MODEL_REGS[k].name})")
+                             f"holds: at most {format_s(top * ns_per_tick * 1e-9)} ({top} "
+                             f"ticks, register {MODEL_REGS[k].name})")
         out[k + "_ns"] = ns
     return out
+
+
+def _ns(value):
+    """A duration in ns as it can be given back (``1008.3333 ns``, ``1 µs`` stays exact)."""
+    return f"{value:.4f}".rstrip("0").rstrip(".") + " ns"
 
 
 def _is_number(text):
@@ -83,19 +88,32 @@ def _is_number(text):
     return True
 
 
-def model_params(preset, model_text):
-    """Model parameters (ticks, ModelParams fields) from a preset and overrides."""
-    from .common import ModelParams
+def model_params(preset, model_text, tick_hz=None, step=1):
+    """Model parameters (ticks, ModelParams fields) from a preset and overrides, in
+    ticks of a rig of ``tick_hz`` (None: the default twin's 10 ns) whose model takes
+    its times in steps of ``step`` ticks: the model runs in its rig's ticks, so a
+    duration is the same on every twin. A preset that the rig's model cannot make
+    exactly is refused in one line (never rounded)."""
+    from .common import TICK_NS, ModelParams
+    ns_per_tick = 1e9 / tick_hz if tick_hz else TICK_NS
     base = {}
     if preset:
-        from .presets import PRESETS
-        if preset not in PRESETS:
+        from .presets import PRESETS_NS
+        if preset not in PRESETS_NS:
             raise UsageError(f"unknown preset '{preset}'",
-                             hint=f"presets: {', '.join(sorted(PRESETS))}")
-        base = asdict(PRESETS[preset])
-    over = _parse_model(model_text)
+                             hint=f"presets: {', '.join(sorted(PRESETS_NS))}")
+        for key, ns in PRESETS_NS[preset].items():
+            steps = ns / ns_per_tick / step if key.endswith("_ns") else 0
+            if abs(steps - round(steps)) > 1e-6 * max(1.0, steps):
+                raise UsageError(
+                    f"preset {preset}: {key.removesuffix('_ns')} {format_s(ns * 1e-9)} is "
+                    f"not a whole number of this rig's model steps of "
+                    f"{step * ns_per_tick:.4g} ns",
+                    hint="give the times with --model instead, in whole steps")
+        base = asdict(ModelParams.from_ns(ns_per_tick=ns_per_tick, **PRESETS_NS[preset]))
+    over = _parse_model(model_text, ns_per_tick)
     try:
-        p = ModelParams.from_ns(**over) if over else None
+        p = ModelParams.from_ns(ns_per_tick=ns_per_tick, **over) if over else None
     except (TypeError, ValueError) as e:
         raise UsageError(f"--model: {e}", hint="see docs/model.md for parameter names") from None
     merged = dict(base) if preset else asdict(ModelParams())
@@ -105,11 +123,12 @@ def model_params(preset, model_text):
     return merged
 
 
-def target_model(target, preset, model_text):
-    """The model parameters of a measurement on ``target`` (None unless the model);
-    ``--preset``/``--model`` on another target are an error."""
+def target_model(target, preset, model_text, tick_hz=None, step=1):
+    """The model parameters of a measurement on ``target`` (None unless the model), in
+    ticks of a rig of ``tick_hz`` (:func:`model_params`); ``--preset``/``--model`` on
+    another target are an error."""
     if target == "model":
-        return model_params(preset, model_text)
+        return model_params(preset, model_text, tick_hz, step)
     if preset or model_text:
         raise UsageError("--model and --preset apply to --target model only")
     return None

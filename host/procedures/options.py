@@ -304,18 +304,20 @@ def _model_text(model):
 
 
 def capture_settings(*, target, model, preset, load, channels, freq, count, duration,
-                     duty, jitter, delay, stim1_offset, burst, gap, timeout, raw, truth):
+                     duty, jitter, delay, stim1_offset, burst, gap, timeout, raw, truth,
+                     tick_hz=None, step=1):
     """The :class:`~rtrig.host.procedures.settings.CaptureSettings` of the capture
     options' values (converted; ``mode`` and ``bin_shift`` go to
     :func:`rtrig.host.procedures.measure.measure`). ``count`` and ``duration`` exclude
-    each other; with neither, 1000 pulses."""
+    each other; with neither, 1000 pulses. ``tick_hz`` and ``step`` (``STIM_STEP``):
+    the rig's, for the model's durations (None: the default twin's)."""
     from ..model.params import target_model
     from .settings import CaptureSettings, default_channels, parse_channels
     if count is not None and duration is not None:
         raise UsageError("give --count or --duration, not both")
     if count is None and duration is None:
         count = 1000
-    params = target_model(target, preset, _model_text(model))
+    params = target_model(target, preset, _model_text(model), tick_hz, step)
     if channels is None:
         chans = default_channels(target, params)
     else:
@@ -331,7 +333,7 @@ def capture_settings(*, target, model, preset, load, channels, freq, count, dura
 
 def sweep_settings(*, target, model, preset, load, channels, f_from, f_to, sf_threshold,
                    pulses, resolution, factor, stim_jitter, tick, phase_gap, max_pulses,
-                   confirm, early_end):
+                   confirm, early_end, tick_hz=None, step=1):
     """The :class:`~rtrig.host.procedures.sweep.SweepSettings` of the sweep options'
     values (converted), checked (:meth:`~rtrig.host.procedures.sweep.SweepSettings.validate`)."""
     from ..model.params import target_model
@@ -339,7 +341,8 @@ def sweep_settings(*, target, model, preset, load, channels, f_from, f_to, sf_th
     from .sweep import SweepSettings
     return SweepSettings(
         f_from=f_from, f_to=f_to, target=target,
-        model=target_model(target, preset, _model_text(model)), preset=preset, load=load,
+        model=target_model(target, preset, _model_text(model), tick_hz, step), preset=preset,
+        load=load,
         sf_threshold=sf_threshold, resolution=resolution, pulses=pulses, factor=factor,
         stim_jitter=stim_jitter, confirm=confirm, channels=parse_channels(channels),
         early_end=early_end, tick=tick, phase_gap=phase_gap,

@@ -70,10 +70,14 @@ def run_selftest(session, log=print, wire=None):
         if session.has_target("model"):
             name = "model target: every sample equals the model's truth"
             log(f"selftest: {name}")
+            # the model takes its times in whole stimulus steps (of 1, 2 or 4 ticks)
+            step = session.stim_step
+            times = {"isr_entry": 150, "isr_jitter": 60, "isr_service": 80,
+                     "app_wake": 300, "app_service": 100}
             s = CaptureSettings(freq=_model_check_freq(session), count=200, target="model",
                                 channels=("isr", "app"),
-                                model={"isr_entry": 150, "isr_jitter": 60, "isr_service": 80,
-                                       "app_wake": 300, "app_service": 100, "app": True},
+                                model={**{k: v - v % step for k, v in times.items()},
+                                       "app": True},
                                 truth=True, jitter=2e-6)
             run_capture(session, s, tmp / "model.rtrig", progress=False)
             results.append(_truth_check(name, tmp / "model.rtrig"))

@@ -101,6 +101,14 @@ class CaptureSettings:
             if v is not None and not 0 <= v <= register_max(reg):
                 raise UsageError(f"model {name} {v} ticks is outside what the rig holds: "
                                  f"0..{register_max(reg)} (register {reg.name})")
+            if v is not None and name != "seed" and v % step:
+                # The model runs one step per clock: it takes its times in whole steps.
+                ns = 1e9 / tick_hz
+                lo = v - v % step
+                raise UsageError(
+                    f"model {name} {format_s(v / tick_hz)} is not a whole number of this "
+                    f"rig's model steps of {step * ns:.4g} ns ({step} ticks)",
+                    hint=f"use {_ns_text(lo * ns)} or {_ns_text((lo + step) * ns)}")
 
         def whole(ticks):
             return ticks // step * step
@@ -190,6 +198,11 @@ def _exact(what, seconds, tick_hz, step):
 def _ns(ticks, tick_hz):
     """``ticks`` in ns with the digits that make it the same number of ticks again."""
     return f"{ticks * 1e9 / tick_hz:.4f}".rstrip("0").rstrip(".") + " ns"
+
+
+def _ns_text(value):
+    """A duration in ns as it can be given back: ``1016.6667 ns``, ``1000 ns``."""
+    return f"{value:.4f}".rstrip("0").rstrip(".") + " ns"
 
 
 def default_channels(target, model=None):

@@ -70,9 +70,10 @@ def test_each_option_is_once_per_command_and_the_targets_are_the_rigs():
 
 def test_the_settings_builders_take_the_tables_options():
     # what consumes the values: the builders, measure() and the suite command
-    assert _params(capture_settings) | RUN_ONLY == options("capture").keys()
+    # (and tick_hz, the rig's, which the model's durations are made whole ticks of)
+    assert _params(capture_settings, {"tick_hz", "step"}) | RUN_ONLY == options("capture").keys()
     assert RUN_ONLY <= _params(measure_mod.measure)
-    assert _params(sweep_settings) == options("sweep").keys()
+    assert _params(sweep_settings, {"tick_hz", "step"}) == options("sweep").keys()
     assert _params(suite_cmd.callback, {"obj"}) - CLI_FRONT_DOOR == options("suite").keys()
     # and every setting is an option, but the few that are not
     fields = {f.name for f in dataclasses.fields(CaptureSettings) if f.init}

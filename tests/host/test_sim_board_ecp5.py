@@ -141,3 +141,52 @@ def test_only_the_boards_compact_rigs_have_a_loopback_limit():
     from rtrig.boards import loopback_limit_cycles
     assert loopback_limit_cycles(0) is None
     assert {loopback_limit_cycles(b.code) for b in (BOARD, get_board("icebreaker"))} == {8192}
+
+
+def _cli(args, capsys):
+    from rtrig.host.cli import main
+    try:
+        main(args)
+        code = 0
+    except SystemExit as e:
+        code = e.code
+    return code, capsys.readouterr()
+
+
+def test_model_durations_are_the_same_time_on_this_twin(capsys, tmp_path):
+    # The model runs in this rig's 8.33 ns ticks: 1 µs is 120 of them, not 100.
+    code, out = _cli(["--sim-board", "ulx3s", "capture", "--target", "model", "--model",
+                      "isr_entry=1us,isr_service=1us,app=0", "--freq", "10k", "--count",
+                      "20", "--json", "-q", "-o", str(tmp_path / "m.rtrig")], capsys)
+    assert code == 0, out.err
+    isr = load(tmp_path / "m.rtrig").channel("isr")
+    assert len(isr) == 20 and (isr["latency"] == 120).all()
+
+
+@pytest.mark.parametrize("model, words", [
+    ("isr_entry=1.01us", "not a whole number of the model's 8.33333 ns ticks"),
+    ("isr_entry=1008.3333ns", "model steps of 16.67 ns (2 ticks)"),
+])
+def test_model_durations_off_its_ticks_or_steps_are_refused(capsys, tmp_path, model, words):
+    code, out = _cli(["--sim-board", "ulx3s", "capture", "--target", "model", "--model",
+                      model, "--count", "5", "-o", str(tmp_path / "x.rtrig")], capsys)
+    assert code == 2 and words in out.err and "Traceback" not in out.err
+    assert not (tmp_path / "x.rtrig").exists()
+
+
+def test_a_sweep_makes_whole_stimulus_steps(rig, tmp_path):
+    # Periods and the automatic jitter (from the model's tick) in whole 2-tick steps:
+    # the rig refuses anything else, so a sweep that computed them in ticks stopped.
+    from dataclasses import asdict
+
+    from rtrig.host.model.reference import ModelParams
+    from rtrig.host.procedures.sweep import SweepSettings, run_sweep
+    p = ModelParams(isr_entry=100, isr_service=200, app=False, tick_period=5_000,
+                    tick_service=62)
+    st = SweepSettings(250e3, 450e3, target="model", model=asdict(p), pulses=100,
+                       channels=("isr",), confirm=False, max_pulses=400)
+    res = run_sweep(rig, st, tmp_path / "s.rtrig", log=lambda m: None)
+    assert res.value("mf_isr_hz") is not None, res.reasons
+    assert all(s["period_ticks"] % STEP == 0 and s["jitter_ticks"] % STEP == 0
+               for s in res.steps)
+    assert any(s["jitter_ticks"] for s in res.steps)

@@ -16,8 +16,9 @@ def model_capture_matches_truth(session, tmp_path):
     measured figure equals the model's truth. Returns the ISR latencies (ticks)."""
     s = CaptureSettings(freq=20_000, count=150, target="model", channels=("isr", "app"),
                         jitter=3e-6, truth=True,
-                        model={"isr_entry": 120, "isr_jitter": 90, "isr_service": 60,
-                               "app_wake": 250, "app_service": 70, "tick_period": 3_000,
+                        # whole model steps of every twin (1, 2 or 4 ticks)
+                        model={"isr_entry": 120, "isr_jitter": 88, "isr_service": 60,
+                               "app_wake": 248, "app_service": 72, "tick_period": 3_000,
                                "tick_service": 200, "app": True})
     res = run_capture(session, s, tmp_path / "model.rtrig", progress=False)
     cap = load(res.path)
