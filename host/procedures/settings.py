@@ -96,19 +96,7 @@ class CaptureSettings:
         if not self.channels:
             raise UsageError("no response channel given", hint=CHANNEL_HELP)
         ChannelPlan.of(self.channels)       # an unknown channel fails here, before any run
-        for name, reg in MODEL_REGS.items():
-            v = (self.model or {}).get(name)
-            if v is not None and not 0 <= v <= register_max(reg):
-                raise UsageError(f"model {name} {v} ticks is outside what the rig holds: "
-                                 f"0..{register_max(reg)} (register {reg.name})")
-            if v is not None and name != "seed" and v % step:
-                # The model runs one step per clock: it takes its times in whole steps.
-                ns = 1e9 / tick_hz
-                lo = v - v % step
-                raise UsageError(
-                    f"model {name} {format_s(v / tick_hz)} is not a whole number of this "
-                    f"rig's model steps of {step * ns:.4g} ns ({step} ticks)",
-                    hint=f"use {_ns_text(lo * ns)} or {_ns_text((lo + step) * ns)}")
+        _check_model(self.model, tick_hz, step)
 
         def whole(ticks):
             return ticks // step * step
@@ -198,6 +186,25 @@ def _exact(what, seconds, tick_hz, step):
 def _ns(ticks, tick_hz):
     """``ticks`` in ns with the digits that make it the same number of ticks again."""
     return f"{ticks * 1e9 / tick_hz:.4f}".rstrip("0").rstrip(".") + " ns"
+
+
+def _check_model(model, tick_hz, step):
+    """Each of the model's times fits its register and is a whole number of the rig's
+    model steps (the model runs one step per clock); a one-line UsageError if not."""
+    for name, reg in MODEL_REGS.items():
+        v = (model or {}).get(name)
+        if v is None:
+            continue
+        if not 0 <= v <= register_max(reg):
+            raise UsageError(f"model {name} {v} ticks is outside what the rig holds: "
+                             f"0..{register_max(reg)} (register {reg.name})")
+        if name != "seed" and v % step:
+            ns = 1e9 / tick_hz
+            lo = v - v % step
+            raise UsageError(
+                f"model {name} {format_s(v / tick_hz)} is not a whole number of this "
+                f"rig's model steps of {step * ns:.4g} ns ({step} ticks)",
+                hint=f"use {_ns_text(lo * ns)} or {_ns_text((lo + step) * ns)}")
 
 
 def _ns_text(value):

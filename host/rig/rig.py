@@ -437,13 +437,19 @@ class Rig:
         others = [c.number for c in plan if c.number not in per_pulse]
         got_others = sum(link.received_of(n) for n in others)
         unended = max(issued * len(per_pulse) - (produced - got_others), 0)
-        # The records missing after the last one received of each channel: those the
-        # rig never made are not lost on the link. When they are all such, they are
-        # not counted missing at all (no packet is missing for them either).
-        if unended < link.loss.tail(per_pulse, issued):
+        if not unended:
             link.loss.end(per_pulse, issued)
-        lost_records = max(link.missing_records - lat_ovf - unended, 0)
-        other = link.loss.lost_other_seen if lat_ovf else link.loss.lost_other
+            lost_records = max(link.missing_records - lat_ovf, 0)
+            other = link.loss.lost_other_seen if lat_ovf else link.loss.lost_other
+        else:
+            # Of the records missing after the last one received of each channel, those
+            # the rig never made are not lost on the link; the rest are, and their
+            # packets are the unclaimed gap that the replies to these reads show after
+            # them (so they are not counted twice).
+            lost_tail = max(link.loss.tail(per_pulse, issued) - unended, 0)
+            lost_records = max(link.missing_records + lost_tail - lat_ovf, 0)
+            other = link.loss.lost_other_seen if lat_ovf else link.loss.lost_other
+            other = max(other - lost_tail, 0)
         return {
             "crc_errors": link.crc_errors,
             "lost_packets": lost_records + other,

@@ -110,6 +110,26 @@ def test_losses_at_the_start_and_the_end_are_counted(twin, tmp_path):
                         period)
 
 
+@pytest.mark.parametrize("tail_lost", [0, 4])
+def test_a_pulse_never_ended_is_not_a_link_loss(twin, tmp_path, tail_lost):
+    # STIM0's rise to ISR_OUT's fall: the last pulse never gets its record (made at
+    # the completion, ISR_OUT's next rise). Packets lost on the link in the middle and
+    # at the end are link losses, exactly; that one pulse is "never ended".
+    count, period = 300, 2000
+    packets = 2 * count - 1
+    plan = {**FaultProxy.run(100, 5),
+            **(FaultProxy.run(packets - tail_lost, tail_lost) if tail_lost else {})}
+    s = CaptureSettings(freq=1e8 / period, count=count, target="loopback",
+                        delay=DELAY / 1e8, channels=("isr", "stim0+..isr-"))
+    proxy, res, lat_records = capture_through(twin, tmp_path, s, plan=plan)
+    lost = len(proxy.losses())
+    assert lost == 5 + tail_lost and lat_records == packets
+    assert res.link == {**res.link, "lost_packets": lost, "lost_records": lost,
+                        "unended": 1}
+    assert res.final["status"] == "incomplete"
+    assert load(res.path).final["records"] == packets - lost
+
+
 def test_two_channels_lose_600_records_in_one_gap(twin, tmp_path):
     # In the twin the external inputs are wired to STIM0 (ISR, latency 0) and STIM1
     # (APP, latency = the STIM1 offset); a gap of 600 packets takes 300 of each.
