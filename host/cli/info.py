@@ -25,6 +25,7 @@ def info(obj, as_json):
         d["latency_channels"] = latency_channels(d["caps"])
         d["build_hash"] = f"{d['build_hash']:08x}"
         d["board_name"] = board_name(d["board"])
+        d["loopback_max_ticks"] = rig.loopback_max_ticks
         del d["caps"]
     if as_json:
         click.echo(json.dumps(d, indent=2))
@@ -42,7 +43,10 @@ def info(obj, as_json):
                f"({step * d['tick_ns']:g} ns)")
     click.echo(f"link       {d['baud']} baud")
     click.echo(f"inputs     {d['n_inputs']}")
-    click.echo(f"targets    {', '.join(d['targets'])}")
+    top = d["loopback_max_ticks"]
+    click.echo(f"targets    {', '.join(d['targets'])}"
+               + (f" (loopback delay at most {top * d['tick_ns'] / 1000:.6g} µs)"
+                  if top is not None and "loopback" in d["targets"] else ""))
     n = d["latency_channels"]
     click.echo(f"channels   {n} latency channels (isr, app"
                + (f" and {n - 2} interval channels)" if n > 2 else ")"))

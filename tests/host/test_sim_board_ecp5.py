@@ -117,6 +117,7 @@ def test_info_counts_the_latency_channels():
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "4 latency channels (isr, app and 2 interval channels)" in r.stdout
+    assert "(loopback delay at most 136.533 µs)" in r.stdout
 
 
 def test_selftest_passes_with_the_longest_delay_the_loopback_makes(rig):
