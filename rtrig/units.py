@@ -5,7 +5,8 @@ for messages and tables."""
 import math
 import re
 
-__all__ = ["parse_frequency", "parse_duration", "format_hz", "format_ns", "format_s"]
+__all__ = ["parse_frequency", "parse_duration", "format_hz", "format_ns", "format_ns_exact",
+           "format_s"]
 
 _NUM = r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
 _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
@@ -51,6 +52,12 @@ def format_ns(ns):
     if abs(ns) >= 10_000:
         return f"{ns / 1000:.1f} µs"
     return f"{ns:.0f} ns"
+
+
+def format_ns_exact(ns):
+    """A duration in ns with the digits that give the same whole number of ticks back
+    when typed in again (``1016.6667 ns``, ``1000 ns``): what a hint proposes."""
+    return f"{ns:.4f}".rstrip("0").rstrip(".") + " ns"
 
 
 def format_s(seconds):

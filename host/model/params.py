@@ -6,7 +6,7 @@ import math
 from dataclasses import asdict, fields
 
 from ...errors import UsageError
-from ...units import format_s, parse_duration
+from ...units import format_ns_exact, format_s, parse_duration
 
 __all__ = ["model_params", "target_model"]
 
@@ -66,18 +66,14 @@ def _parse_model(text, ns_per_tick=None):
             lo = math.floor(ticks) * ns_per_tick
             raise UsageError(f"--model {key}: {format_s(ns * 1e-9)} is not a whole number of "
                              f"the model's {ns_per_tick:.6g} ns ticks",
-                             hint=f"the nearest are {_ns(lo)} and {_ns(lo + ns_per_tick)}")
+                             hint=f"the nearest are {format_ns_exact(lo)} and "
+                                  f"{format_ns_exact(lo + ns_per_tick)}")
         if round(ticks) > top:
             raise UsageError(f"--model {key}: {format_s(ns * 1e-9)} is more than the model "
                              f"holds: at most {format_s(top * ns_per_tick * 1e-9)} ({top} "
                              f"ticks, register {MODEL_REGS[k].name})")
         out[k + "_ns"] = ns
     return out
-
-
-def _ns(value):
-    """A duration in ns as it can be given back (``1008.3333 ns``, ``1 µs`` stays exact)."""
-    return f"{value:.4f}".rstrip("0").rstrip(".") + " ns"
 
 
 def _is_number(text):

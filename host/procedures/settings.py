@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ...channels import CHANNEL_HELP, ChannelPlan
 from ...errors import UsageError
 from ...protocol import Reg
-from ...units import format_s
+from ...units import format_ns_exact, format_s
 from ..rig.rig import MODEL_REGS, TARGETS, register_max
 
 __all__ = ["CaptureSettings", "default_channels", "parse_channels"]
@@ -185,7 +185,7 @@ def _exact(what, seconds, tick_hz, step):
 
 def _ns(ticks, tick_hz):
     """``ticks`` in ns with the digits that make it the same number of ticks again."""
-    return f"{ticks * 1e9 / tick_hz:.4f}".rstrip("0").rstrip(".") + " ns"
+    return format_ns_exact(ticks * 1e9 / tick_hz)
 
 
 def _check_model(model, tick_hz, step):
@@ -199,17 +199,11 @@ def _check_model(model, tick_hz, step):
             raise UsageError(f"model {name} {v} ticks is outside what the rig holds: "
                              f"0..{register_max(reg)} (register {reg.name})")
         if name != "seed" and v % step:
-            ns = 1e9 / tick_hz
             lo = v - v % step
             raise UsageError(
                 f"model {name} {format_s(v / tick_hz)} is not a whole number of this "
-                f"rig's model steps of {step * ns:.4g} ns ({step} ticks)",
-                hint=f"use {_ns_text(lo * ns)} or {_ns_text((lo + step) * ns)}")
-
-
-def _ns_text(value):
-    """A duration in ns as it can be given back: ``1016.6667 ns``, ``1000 ns``."""
-    return f"{value:.4f}".rstrip("0").rstrip(".") + " ns"
+                f"rig's model steps of {step * 1e9 / tick_hz:.4g} ns ({step} ticks)",
+                hint=f"use {_ns(lo, tick_hz)} or {_ns(lo + step, tick_hz)}")
 
 
 def default_channels(target, model=None):

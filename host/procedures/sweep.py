@@ -75,10 +75,11 @@ class SweepSettings:
     docs/sweep.md); ``sf_threshold`` the load progress below which LOAD counts as
     starved. SF is sought only with ``load``. ``channels``: ``isr``, ``app`` and any
     interval channels (``stim0+..marker0+``), each swept on its own for its MF (a miss:
-    a start edge whose end edge has not come when the next start comes). ``early_end``: a step ends as soon as its
-    verdict is known (the first miss of an MF step; an SF step's heartbeats past what
-    the threshold needs), so the missed fraction and load progress it records cover
-    the pulses it ran; False runs every pulse of every step.
+    a start edge whose end edge has not come when the next start comes).
+    ``early_end``: a step ends as soon as its verdict is known (the first miss of an MF
+    step; an SF step's heartbeats past what the threshold needs), so the missed
+    fraction and load progress it records cover the pulses it ran; False runs every
+    pulse of every step.
     """
     f_from: float
     f_to: float
