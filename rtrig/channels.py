@@ -16,8 +16,8 @@ from .errors import UsageError
 from .protocol import EDGE_SOURCES, LAT_EDGES_RESET, N_LATENCY_CHANNELS, lat_edges
 
 __all__ = ["LATENCY_CHANNELS", "SOURCE_NAMES", "is_interval", "parse_interval",
-           "Channel", "ChannelPlan", "CHANNEL_HELP", "mf_key", "mf_channel",
-           "sweep_figure_name"]
+           "Channel", "ChannelPlan", "CHANNEL_HELP", "SWEEP_NAMES", "mf_key", "mf_channel",
+           "sweep_figure_keys", "sweep_figure_name"]
 
 #: The stimulus-to-response channels and their fixed numbers.
 LATENCY_CHANNELS = {"isr": 0, "app": 1}
@@ -154,8 +154,8 @@ class ChannelPlan:
         return {str(c.number): c.name for c in self.channels}
 
 
-#: A sweep's figures that are not a channel's MF: their result keys and names.
-_SWEEP_NAMES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
+#: The figures every sweep has a place for, found or not: result key → name.
+SWEEP_NAMES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
 
 
 def mf_key(channel):
@@ -171,10 +171,17 @@ def mf_channel(key):
     return None
 
 
+def sweep_figure_keys(channels):
+    """A sweep's result keys in table order: MF-ISR, MF-APP, the MF of each interval
+    channel of ``channels`` (once each, in their order), SF."""
+    intervals = [mf_key(c) for c in dict.fromkeys(channels) if is_interval(c)]
+    return ["mf_isr_hz", "mf_app_hz", *intervals, "sf_hz"]
+
+
 def sweep_figure_name(key):
     """A sweep result key as tables name it: ``MF-ISR``, ``MF-APP``, ``SF``, and
     ``MF stim0+..marker0+`` for an interval channel's MF."""
-    if key in _SWEEP_NAMES:
-        return _SWEEP_NAMES[key]
+    if key in SWEEP_NAMES:
+        return SWEEP_NAMES[key]
     channel = mf_channel(key)
     return f"MF {channel}" if channel else key

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...channels import sweep_figure_keys
 from ...errors import UsageError
 from ...outputs import atomic_output
 from ...protocol import STIM_INPUT, ChanFlags, Input
@@ -201,10 +202,9 @@ def summary_json(cap):
     if cap.steps:
         out["steps"] = sorted(cap.steps, key=lambda s: s.get("freq_hz") or 0)
     if cap.meta.get("kind") == "sweep" and cap.final:
-        # MF-ISR, MF-APP, SF and every swept interval channel's MF
-        keys = dict.fromkeys(("mf_isr_hz", "mf_app_hz", *(cap.final.get("figures") or {}),
-                              "sf_hz"))
-        out["results"] = {k: cap.final.get(k) for k in keys}
+        # MF-ISR, MF-APP, every swept interval channel's MF and SF
+        swept = (cap.meta.get("sweep") or {}).get("channels") or ()
+        out["results"] = {k: cap.final.get(k) for k in sweep_figure_keys(swept)}
     return out
 
 

@@ -26,7 +26,15 @@ from pathlib import Path
 import numpy as np
 
 from ...capture import load
-from ...channels import CHANNEL_HELP, ChannelPlan, is_interval, mf_key, sweep_figure_name
+from ...channels import (
+    CHANNEL_HELP,
+    SWEEP_NAMES,
+    ChannelPlan,
+    is_interval,
+    mf_key,
+    sweep_figure_keys,
+    sweep_figure_name,
+)
 from ...errors import LinkError, UsageError
 from ...protocol import Reg
 from ...units import format_hz
@@ -44,7 +52,7 @@ __all__ = ["SweepSettings", "SweepResult", "Threshold", "search_threshold", "run
 
 #: Figure name → what it is, for tables and reasons. A sweep of an interval channel
 #: adds that channel's MF (``mf_stim0+..marker0+_hz``, :func:`rtrig.channels.mf_key`).
-FIGURES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
+FIGURES = SWEEP_NAMES
 
 #: The host link's loss counters a sweep step records (:meth:`Rig.host_counters`).
 _HOST_COUNTERS = ("crc_errors", "lost_packets", "bad_payloads", "duplicates")
@@ -471,7 +479,7 @@ def run_sweep(session, settings, path, log=None):
         "start_time": now(),
     }
     intervals = [ch for ch in st.channels if is_interval(ch)]
-    names = ["mf_isr_hz", "mf_app_hz", *map(mf_key, intervals), "sf_hz"]
+    names = sweep_figure_keys(st.channels)
     figures = {name: None for name in names}
     reasons = {name: None for name in names}
 

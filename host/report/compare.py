@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats
 
 from ...capture import scan
-from ...channels import is_interval, mf_key, sweep_figure_name
+from ...channels import sweep_figure_keys, sweep_figure_name
 from ...errors import RtrigError
 from ...units import format_hz, format_s
 from ..analysis import PERCENTILES
@@ -376,16 +376,11 @@ class SweepComparison:
                 "warnings": self.warnings}
 
 
-SWEEP_NAMES = {"mf_isr_hz": "MF-ISR", "mf_app_hz": "MF-APP", "sf_hz": "SF"}
-
-
 def _sweep_keys(a_cap, b_cap):
     """MF-ISR, MF-APP, then the MF of every interval channel either sweep sought (in
     the order A, then B, named them), then SF."""
-    swept = [*((a_cap.meta.get("sweep") or {}).get("channels") or ()),
-             *((b_cap.meta.get("sweep") or {}).get("channels") or ())]
-    extra = [mf_key(c) for c in swept if is_interval(c)]
-    return ["mf_isr_hz", "mf_app_hz", *dict.fromkeys(extra), "sf_hz"]
+    return sweep_figure_keys([*((a_cap.meta.get("sweep") or {}).get("channels") or ()),
+                              *((b_cap.meta.get("sweep") or {}).get("channels") or ())])
 
 
 def _sweep_interval(fig):

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ...capture import CaptureChunks
-from ...channels import mf_key, sweep_figure_name
+from ...channels import SWEEP_NAMES, sweep_figure_keys, sweep_figure_name
 from ...protocol import STIM_INPUT, ChanFlags, Input
 from ..analysis import channel_stats, missed_mask, stats_summary
 
@@ -504,10 +504,6 @@ def _channel_order(name):
     return ({"isr": 0, "app": 1}.get(name, 2), name)
 
 
-#: The figures every sweep's table lists, found or not.
-_SWEEP_BASE = ("mf_isr_hz", "mf_app_hz", "sf_hz")
-
-
 def sweep_channels(cap):
     """The channels a sweep sought MF of: isr, app, then its interval channels."""
     swept = (cap.meta.get("sweep") or {}).get("channels") or ()
@@ -525,9 +521,9 @@ def sweep_plot_data(cap):
 
     final = cap.final or {}
     channels = sweep_channels(cap)
-    keys = [*(mf_key(c) for c in channels), "sf_hz"]
+    keys = sweep_figure_keys(channels)
     return {"freq_hz": col("freq_hz"), "isr_missed": col("isr_missed"),
             "app_missed": col("app_missed"), "load_progress": col("load_progress"),
             "missed": {c: col(f"{c}_missed") for c in channels},
             "marks": {sweep_figure_name(k): final.get(k) for k in keys
-                      if k in _SWEEP_BASE or k in (final.get("figures") or {})}}
+                      if k in SWEEP_NAMES or k in (final.get("figures") or {})}}

@@ -15,6 +15,7 @@ outside ``host/rig/`` does: ``tests/test_architecture.py``).
 """
 
 import contextlib
+import functools
 import sys
 import time
 
@@ -86,7 +87,7 @@ class Rig:
         step = self.info.get("stim_step", 1)
         return step if step in (1, 2, 4) else 1
 
-    @property
+    @functools.cached_property
     def loopback_max_ticks(self):
         """The longest delay this rig's loopback target makes, in ticks, or None when it
         has no fixed limit (:func:`rtrig.boards.loopback_limit_cycles`: a board's
