@@ -2,8 +2,11 @@
 """Simulation twin and host link benchmarks (``make bench``).
 
 - simulator speed: rig cycles per wall second, free-running, no link traffic (the
-  harness's ``--bench`` mode), for each twin build: the rig alone, rig + model target
-  (the default twin), rig + reference SoC, and the iCEBreaker's compact rig;
+  harness's ``--bench`` mode), and the rig time that makes per wall second, for the
+  rig alone, the rig with the model target and the rig with the reference SoC, each
+  built twice in one run: as the default twin (the full rig at 100 MHz) and as the
+  ECP5 boards' gateware (``--sim-board ulx3s``: 30 MHz, four samples per clock; with
+  the SoC, the ``soc`` target); and the iCEBreaker's compact rig;
 - link throughput: latency records per rig-second delivered while the link is
   saturated (100 kHz loopback stimulus, more records than the line can carry), on the
   line-rate twin (3 Mbaud, a real rig's link) and on the fast twin (25 Mbaud).
@@ -21,14 +24,17 @@ import time
 
 from perfdoc import write_section
 
-#: Twin builds timed: label → keyword arguments of ``rtrig.host.sim.build``.
-BUILDS = {
-    "rig alone (no model target)": {"with_model": False},
-    "rig + model target (the default twin)": {},
-    "rig + reference SoC (50 MHz, one SoC cycle per two rig cycles)": {"soc": True},
+#: Twins timed side by side: label → (keyword arguments of ``rtrig.host.sim.build``
+#: for the default twin, the same for the ECP5 boards' twin).
+PAIRS = {
+    "rig alone (no model target)": ({"with_model": False},
+                                    {"board": "ulx3s", "with_model": False}),
+    "rig + model target": ({}, {"board": "ulx3s"}),
+    "rig + reference SoC (50 MHz)": ({"soc": True}, {"board": "ulx3s", "soc": True}),
+}
+#: Further twins timed on their own.
+SINGLE = {
     "iCEBreaker compact rig (24 MHz, four samples per clock) + model": {"board": "icebreaker"},
-    "ECP5 boards' rig (60 MHz, two samples per clock, four channels) + model":
-        {"board": "ulx3s"},
 }
 
 
@@ -113,18 +119,30 @@ def main():
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--write", action="store_true", help="update docs/performance.md")
     a = ap.parse_args()
-    speeds = {}
-    for label, kw in BUILDS.items():
+    def speed(kw):
         try:
-            speeds[label] = sim_speed(a.cycles, **kw)
+            return sim_speed(a.cycles, **kw)
         except Exception as e:                  # e.g. no RISC-V toolchain for the SoC
-            print(f"{label}: not measured ({e})", file=sys.stderr)
+            print(f"{kw}: not measured ({e})", file=sys.stderr)
+            return None
+
+    def cell(v, kw):
+        return (f"{v / 1e6:.2f} M cycles/s, {v / clock_hz(kw) * 1e3:.1f} ms"
+                if v else "not measured")
+
+    pairs = {label: (speed(old), speed(new)) for label, (old, new) in PAIRS.items()}
+    singles = {label: speed(kw) for label, kw in SINGLE.items()}
     links = {name: link_throughput(a.seconds, name) for name in ("line", "fast")}
     polls = {p: round_trip(p) for p in (16, 128, 1024)}
     host = f"{platform.machine()}, Python {platform.python_version()}"
-    rows = "".join(f"| {label} | {v / 1e6:.2f} M cycles/s | "
-                   f"{v / clock_hz(BUILDS[label]) * 1e3:.1f} ms |\n"
-                   for label, v in speeds.items())
+    rows = ""
+    for label, (old, new) in pairs.items():
+        kw_old, kw_new = PAIRS[label]
+        ratio = (f"**{new / clock_hz(kw_new) / (old / clock_hz(kw_old)):.2f}×**"
+                 if old and new else "–")
+        rows += f"| {label} | {cell(old, kw_old)} | {cell(new, kw_new)} | {ratio} |\n"
+    srows = "".join(f"| {label} | {cell(v, SINGLE[label])} |\n"
+                    for label, v in singles.items())
     lrows = "".join(
         f"| {name} ({lt['baud'] / 1e6:g} Mbaud) | {lt['records_per_s']:.0f} /s | "
         f"{lt['line_fraction'] * 100:.1f} % | {lt['overflow']} | {lt['crc_errors']} / "
@@ -136,8 +154,18 @@ def main():
         "the figures vary with the machine's load). Simulator speed: the harness's "
         "`--bench` mode (free-running, no link traffic), rig clock cycles per wall "
         "second, and the rig time that makes per wall second.\n\n"
-        "| twin build | speed | rig time per wall second |\n| --- | --- | --- |\n"
-        + rows + "\n"
+        "| twin | default twin (full rig, 100 MHz) | ECP5 boards' gateware (30 MHz, four "
+        "samples per clock) | rig time per wall second, new / old |\n"
+        "| --- | --- | --- | --- |\n" + rows + "\n"
+        "The ECP5 boards' twin is `--sim-board ulx3s`: the rig target's gateware with its "
+        "four latency channels. With the SoC it is `--sim-board ulx3s --target soc`, the "
+        "`soc` target's gateware as the board has it: two latency channels beside the SoC "
+        "and no model target (the default SoC twin has the model), its 30 MHz rig and "
+        "50 MHz SoC each on its own clock. Each twin is the one a user gets with those "
+        "options. The ECP5 rig simulates 30 rig cycles per µs where the default twin "
+        "simulates 100.\n\n"
+        "| twin build | speed, rig time per wall second |\n| --- | --- |\n"
+        + srows + "\n"
         "Link throughput (100 kHz loopback, one 24-byte latency record per pulse: 8× what "
         "the line-rate link carries, 98 % of the fast one), per second of rig time:\n\n"
         "| twin link | records delivered | wire bytes / line capacity (8N1) | records "
@@ -152,7 +180,7 @@ def main():
         "moves 8.25× the bytes of the line-rate twin per simulated cycle; the rig reports "
         "the rate it has (register `BAUD`), so `--mode auto` decides from it. The "
         "simulator's own speed is spread over the whole design rather than one hot spot "
-        "(callgrind: ~6 000 instructions per simulated cycle).\n")
+        "(callgrind, default twin: ~9 600 instructions per simulated cycle).\n")
     print(text)
     if a.write:
         write_section(text)

@@ -21,10 +21,12 @@ from amaranth.lib import cdc, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["SoC", "SoCBus", "WishboneSignature", "vexriscv_verilog", "load_image", "IO_MAP", "SOC_ID",
+__all__ = ["SOC_CLK_HZ", "SoC", "SoCBus", "WishboneSignature", "vexriscv_verilog", "load_image", "IO_MAP", "SOC_ID",
            "RAM_BYTES", "N_GPIO_OUT", "IRQ_SYNC_STAGES", "N_IRQ"]
 
 RAM_BYTES = 64 * 1024
+#: The SoC's clock (domain ``soc``); firmware/boards/rtrig-soc/soc_map.h, SOC_CPU_HZ.
+SOC_CLK_HZ = 50_000_000
 N_GPIO_OUT = 6
 SOC_ID = 0x52545247                  #: "RTRG"
 #: Flip-flops between the IRQ pin and the edge detector (``cdc.FFSynchronizer``).

@@ -16,7 +16,7 @@ from .feature import Feature, packet_from_fifo
 from .link import TxPacket
 from .loopback import LoopbackDelayLine, LoopbackTarget
 
-__all__ = ["Targets", "TruthWireRecord", "LOOP_LINE_DEPTH", "SOC_OUTPUTS"]
+__all__ = ["Targets", "TruthWireRecord", "LOOP_LINE_DEPTH", "SOC_OUTPUTS", "held_levels"]
 
 #: Clock cycles of the compact rig's loopback delay line (four iCE40 block RAMs).
 LOOP_LINE_DEPTH = 8192
@@ -56,6 +56,12 @@ class Targets(Feature):
         Build the reference SoC (its own clock domain ``soc``, docs/soc.md).
     soc_firmware : bytes or str
         The SoC's RAM image.
+    soc_hold : int
+        SoC cycles each level of each of its GPIO outputs lasts at least on the way to
+        the capture: enough for a clock edge of the rig to see it (1: as they are). A
+        level the SoC changes sooner is held until then (a one-cycle pulse of a
+        50 MHz SoC beside a 30 MHz rig lasts two cycles, so the rig sees it); the
+        other outputs are not delayed.
 
     Members
     -------
@@ -80,7 +86,8 @@ class Targets(Feature):
     """
 
     def __init__(self, *, step=1, pin_latency=0, lean=False, loop_depth=16,
-                 with_model=True, truth_depth=512, with_soc=False, soc_firmware=b""):
+                 with_model=True, truth_depth=512, with_soc=False, soc_firmware=b"",
+                 soc_hold=1):
         self.step = step
         self.shift = step.bit_length() - 1
         self.pin_latency = pin_latency
@@ -90,6 +97,7 @@ class Targets(Feature):
         self.truth_depth = truth_depth
         self.with_soc = with_soc
         self.soc_firmware = soc_firmware
+        self.soc_hold = soc_hold
         members = {
             "stim0": In(1), "stim1": In(1), "load_en": In(1),
             "ext_inputs": In(N_INPUTS),
@@ -195,4 +203,23 @@ class Targets(Feature):
         m.d.comb += [soc.irq.eq(Cat(self.stim0, self.stim1)), soc.gpio_in.eq(self.load_en)]
         for name in SOC_OUTPUTS:
             m.d.comb += getattr(self, f"soc_{name}").eq(getattr(soc, name))
-        return soc.gpio_out
+        return held_levels(m, soc.gpio_out, self.soc_hold)
+
+
+def held_levels(m, out, hold, domain="soc"):
+    """``out`` (signals of ``domain``) with every level of each bit shown for at least
+    ``hold`` cycles of ``domain``: a bit's change comes through at once when its level
+    shown has lasted that long, else when it has (``Targets(soc_hold=…)``)."""
+    if hold <= 1:
+        return out
+    shown = Signal.like(out, name="soc_gpio_shown")
+    for i in range(len(out)):
+        held = Signal(name=f"soc_gpio_held{i}")
+        age = Signal(range(hold), init=hold - 1, name=f"soc_gpio_age{i}")
+        m.d.comb += shown[i].eq(Mux(age == hold - 1, out[i], held))
+        m.d[domain] += held.eq(shown[i])
+        with m.If(shown[i] != held):
+            m.d[domain] += age.eq(0)
+        with m.Elif(age != hold - 1):
+            m.d[domain] += age.eq(age + 1)
+    return shown

@@ -34,7 +34,7 @@ __all__ = ["cli", "main"]
               help="Use the simulation twin instead of a rig on a port.")
 @click.option("--sim-board", metavar="BOARD", envvar="RTRIG_SIM_BOARD", type=BoardChoice(),
               help="Simulate that board's gateware (its tick rate and build options; "
-                   "implies --sim).")
+                   "with --target soc its SoC target's; implies --sim).")
 @click.option("--sim-link", type=click.Choice(["fast", "line"]), default="fast",
               envvar="RTRIG_SIM_LINK", show_default=True,
               help="The twin's host link: fast (4 clock cycles per bit: 25 Mbaud at 100 MHz; "

@@ -101,8 +101,14 @@ class RigOptions:
             raise UsageError("give either --port or --sim, not both")
         if self.sim_board is not None:
             if self.soc:
-                raise UsageError("--sim-board and --target soc do not go together",
-                                 hint="the SoC twin is the simulation board's")
+                from ...boards import get_board
+                if "soc" not in get_board(self.sim_board).targets:
+                    raise UsageError(f"board {self.sim_board} has no SoC target",
+                                     hint="the boards with one: rtrig build --list; or "
+                                          "--sim for the default twin's")
+                return open_rig(self.port, True, board=self.sim_board, soc=True,
+                                firmware=self.firmware, sim_link=self.sim_link,
+                                console=self.console)
             return open_rig(self.port, True, board=self.sim_board, sim_link=self.sim_link)
         if self.soc and self.sim:
             return open_rig(self.port, self.sim, soc=True, firmware=self.firmware,

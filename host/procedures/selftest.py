@@ -12,7 +12,7 @@ from ..analysis import missed_mask
 from .measure import CaptureSettings, run_capture
 from .stats import choose_mode
 
-__all__ = ["run_selftest", "LOOPBACK_CHECKS"]
+__all__ = ["run_selftest", "LOOPBACK_CHECKS", "loopback_checks"]
 
 #: (delay in ticks, frequency in Hz, pulses): short, long and edge-case delays. Each
 #: run is short enough for the rig's 512-record FIFO to absorb what a 3 Mbaud link
@@ -20,6 +20,20 @@ __all__ = ["run_selftest", "LOOPBACK_CHECKS"]
 #: rig whose loopback makes less (:attr:`Rig.loopback_max_ticks`) is its longest.
 LOOPBACK_CHECKS = [(0, 50_000, 100), (1, 50_000, 100), (2, 20_000, 100), (123, 50_000, 200),
                    (1000, 50_000, 200), (25_000, 3_500, 30)]
+
+
+def loopback_checks(stim_step=1, max_ticks=None):
+    """:data:`LOOPBACK_CHECKS` as a rig makes them: each delay a whole number of its
+    stimulus steps (``stim_step`` ticks; the settings refuse the others), and at most
+    ``max_ticks`` (a board's compact rig delays through a delay line of a fixed
+    length; None: no limit)."""
+    out = []
+    for delay, freq, count in LOOPBACK_CHECKS:
+        delay -= delay % stim_step
+        if max_ticks is not None:
+            delay = min(delay, max_ticks)
+        out.append((delay, freq, count))
+    return out
 
 
 def _check(name, cap_path, expect_ticks, count, channel="isr"):
@@ -47,14 +61,8 @@ def run_selftest(session, log=print, wire=None):
     tick_ns = 1e9 / session.tick_hz
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        for i, (delay, freq, count) in enumerate(LOOPBACK_CHECKS):
-            # a rig whose stimulus moves in steps of several ticks makes the delays
-            # that are whole steps only (the settings refuse the others)
-            delay -= delay % session.stim_step
-            # a board's compact rig delays through a delay line of a fixed length
-            top = session.loopback_max_ticks
-            if top is not None:
-                delay = min(delay, top)
+        for i, (delay, freq, count) in enumerate(
+                loopback_checks(session.stim_step, session.loopback_max_ticks)):
             name = f"loopback delay {delay} ticks ({delay * tick_ns:g} ns) at {freq:g} Hz"
             log(f"selftest: {name}")
             s = CaptureSettings(freq=freq, count=count, target="loopback",

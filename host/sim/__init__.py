@@ -10,6 +10,7 @@ dies with it even on a hard kill, through ``PR_SET_PDEATHSIG``).
 
 import fcntl
 import hashlib
+import math
 import os
 import shutil
 import subprocess
@@ -204,12 +205,15 @@ def build(clk_freq=SIM_CLK_HZ, baud=None, with_model=None, log=None, soc=False,
     board's.
 
     ``soc=True`` builds the reference SoC in (a separate cached build: the default twin
-    stays small and fast). Its RAM image is not part of the build: :class:`SimRig`
-    gives it at start, so every firmware runs on one build. ``firmware`` (a raw
+    stays small and fast); with ``board``, that board's ``soc`` target (its rig as
+    :func:`~rtrig.boards.soc.soc_rig` makes it, no model target), the rig and the
+    SoC each on its own clock (harness.cpp). Its RAM image is not part of the build:
+    :class:`SimRig` gives it at start, so every firmware runs on one build. ``firmware`` (a raw
     ``.bin`` path) is only checked here, that it fits the RAM, before anything is built.
     """
     if with_model is None:
-        with_model = _has_module("rtrig.gateware.model")
+        # A board's SoC twin is its ``soc`` target's gateware, which has no model.
+        with_model = _has_module("rtrig.gateware.model") and not (soc and board)
     if soc and firmware is not None:
         soc_image(firmware)
     if board is not None:
@@ -242,7 +246,12 @@ def _build(out, exe, key, clk_freq, baud, with_model, log, soc, board):
     tmp.mkdir(parents=True)
     if board is not None:
         from ...boards import get_board
-        rig = get_board(board).rig(baud=baud, with_model=with_model)
+        if soc:
+            # the board's ``soc`` target: its rig with the SoC built in
+            from ...boards.soc import soc_rig
+            rig = soc_rig(get_board(board), baud=baud, with_model=with_model)
+        else:
+            rig = get_board(board).rig(baud=baud, with_model=with_model)
     else:
         rig = Rig(clk_freq=clk_freq, baud=baud, board=0, with_model=with_model,
                   with_soc=soc)
@@ -257,8 +266,12 @@ def _build(out, exe, key, clk_freq, baud, with_model, log, soc, board):
         extra += ["-CFLAGS", f"-DRTRIG_LATER={rig.step - 1}",
                  "-CFLAGS", f"-DRTRIG_N_INPUTS={N_INPUTS}"]
     if soc:
-        from ...gateware.soc import vexriscv_verilog
-        extra += ["-CFLAGS", "-DRTRIG_SOC", str(vexriscv_verilog())]
+        from ...gateware.soc import SOC_CLK_HZ, vexriscv_verilog
+        # Both clocks' half periods in a time unit that divides them (harness.cpp).
+        both = math.lcm(clk_freq, SOC_CLK_HZ)
+        extra += ["-CFLAGS", "-DRTRIG_SOC", str(vexriscv_verilog()),
+                  "-CFLAGS", f"-DRTRIG_RIG_HALF={both // clk_freq}",
+                  "-CFLAGS", f"-DRTRIG_SOC_HALF={both // SOC_CLK_HZ}"]
     cmd = [
         str(vexe), "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 2),
         "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",

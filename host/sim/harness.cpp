@@ -8,9 +8,9 @@
 // Usage: rtrig-sim --divisor N [--port P] [--poll CYCLES] [--parent PID] [--console PATH]
 //                  [--trace PATH] [--ram PATH]
 // Built with -DRTRIG_SOC (the reference SoC target): the harness also drives the SoC's
-// 50 MHz clock (one edge per rig cycle), appends its console bytes and SIM_EXIT codes to
-// --console and its TRACE words (one decimal per line) to --trace, and loads the SoC's
-// RAM from --ram (required: one 32-bit hex word per line, as rtrig.host.sim.ram_file
+// 50 MHz clock beside the rig's (see clock_cycle), appends its console bytes and
+// SIM_EXIT codes to --console and its TRACE words (one decimal per line) to --trace,
+// and loads the SoC's RAM from --ram (required: one 32-bit hex word per line, as rtrig.host.sim.ram_file
 // writes it).
 // Prints "RTRIG-SIM LISTENING <port>" once it listens on 127.0.0.1; serves one
 // client; exits when the client disconnects, on SIGTERM or SIGHUP, or when the parent
@@ -58,19 +58,67 @@ static bool soc_load_ram(VerilatedContext &ctx) {
     return true;
 }
 
-// The SoC clock: half the rig clock, its rising edges on every other rig rising edge.
-// Outputs of the SoC are registered in its domain, so they are read once per SoC cycle.
-static void soc_clock(Vrig_top &top) { top.soc_clk = !top.soc_clk; }
+// The SoC clock beside the rig's, both from one PLL on a board: their rising edges
+// align every lcm of the two periods. Times are in a unit that divides both half
+// periods: the rig's half period is RTRIG_RIG_HALF units, the SoC's RTRIG_SOC_HALF (1
+// and 2 for the default twin's 100 MHz rig and 50 MHz SoC, 5 and 3 for the ECP5
+// boards' 30 MHz rig). The first SoC rising edge after reset is the rig's first.
+//
+// Only rising edges do anything (no logic of the twin runs on a falling edge or reads
+// a clock as data), so a clock is lowered at the next evaluation after it rose, with
+// whatever else happens then, and alone, at an evaluation of its own, only when its
+// next rising edge comes first: the ECP5 boards' clocks need 10 evaluations per 100 ns
+// instead of 14, the default twin's 2 per rig cycle as before.
+#ifndef RTRIG_RIG_HALF
+#define RTRIG_RIG_HALF 1
+#define RTRIG_SOC_HALF 2
+#endif
+static uint64_t rig_rise = RTRIG_RIG_HALF;  // time of the rig clock's next rising edge
+static uint64_t soc_rise = RTRIG_RIG_HALF;  // time of the SoC clock's next rising edge
+
+// Outputs of the SoC are registered in its domain: read once after each rising edge.
 static void soc_outputs(Vrig_top &top) {
-    if (!top.soc_clk) return;
     if (top.soc_console_valid && soc_console) { fputc(top.soc_console_data, soc_console); fflush(soc_console); }
     if (top.soc_exit_valid && soc_console) { fprintf(soc_console, "\nSIM_EXIT %u\n", top.soc_exit_code); fflush(soc_console); }
     if (top.soc_trace_valid && soc_trace) { fprintf(soc_trace, "%u\n", top.soc_trace_data); fflush(soc_trace); }
 }
+
+// The clock edges up to the rig's next rising edge.
+static inline void clock_cycle(Vrig_top &top) {
+    for (;;) {
+        uint64_t t = rig_rise < soc_rise ? rig_rise : soc_rise;
+        bool rig_up = t == rig_rise, soc_up = t == soc_rise;
+        if ((rig_up && top.clk) || (soc_up && top.soc_clk)) {
+            top.clk = 0;          // a clock about to rise again is still high: lower it
+            top.soc_clk = 0;      // (and the other with it) at an evaluation of its own
+            top.eval();
+        }
+        top.clk = rig_up;
+        top.soc_clk = soc_up;
+        top.eval();
+        if (soc_up) {
+            soc_rise += 2 * RTRIG_SOC_HALF;
+            soc_outputs(top);
+        }
+        if (rig_up) {
+            rig_rise += 2 * RTRIG_RIG_HALF;
+            return;
+        }
+    }
+}
+// Reset: the SoC's clock one edge per rig rising edge (its reset only needs edges).
+static void soc_clock(Vrig_top &top) { top.soc_clk = !top.soc_clk; }
 #else
 static bool soc_load_ram(VerilatedContext &) { return true; }
 static void soc_clock(Vrig_top &) {}
-static void soc_outputs(Vrig_top &) {}
+
+// One clock cycle of the rig.
+static inline void clock_cycle(Vrig_top &top) {
+    top.clk = 0;
+    top.eval();
+    top.clk = 1;
+    top.eval();
+}
 #endif
 static void on_signal(int) { stop_requested = 1; }
 // How often the wait for the client looks at the stop flag and at the parent: a signal
@@ -97,15 +145,6 @@ static void external_pins(Vrig_top &top) {
     for (int j = 0; j < RTRIG_LATER; j++) later |= v << (RTRIG_N_INPUTS * j);
     top.ext_later = later;
 #endif
-}
-
-// One clock cycle of the rig (and, in SoC builds, an edge of the SoC's clock).
-static inline void clock_cycle(Vrig_top &top) {
-    top.clk = 0;
-    top.eval();
-    top.clk = 1;
-    soc_clock(top);
-    top.eval();
 }
 
 // Eight clock edges (four cycles) with the resets the caller set.
@@ -327,7 +366,6 @@ static void run(Vrig_top &top, int cs, const Options &o) {
         uart.drive_rx(top);
         external_pins(top);
         clock_cycle(top);
-        soc_outputs(top);
         uart.sample_tx(top);
         // The socket is served every poll_cycles cycles (128 by default): a register round
         // trip on the fast twin takes ~1.05 ms at 128 and ~1.78 ms at 1024 on an idle

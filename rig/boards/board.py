@@ -35,15 +35,16 @@ TARGETS = {
 
 
 #: The ECP5 boards' ``sync`` clock, and what their rig is built with at it
-#: (``Board.rig_options``): the compact gateware with two samples of each input per
-#: clock (an IDDRX1F per pin; ``pin_latency`` 2: its input register and the one that
-#: hands both samples to the fabric), interval channels, bursts, the two-level
-#: register read and four latency channels (isr, app and two interval channels). A
-#: tick is 8.33 ns (``TICK_HZ`` 120 MHz), a stimulus step a cycle (16.67 ns); 60 MHz
-#: divides 3 Mbaud exactly, and every ECP5 build closes it on nextpnr's first seed with
-#: margin (docs/performance.md, "FPGA boards").
-ECP5_CLK_FREQ = 60_000_000
-ECP5_RIG_OPTIONS = {"compact": True, "samples": 2, "pin_latency": 2, "intervals": True,
+#: (``Board.rig_options``): the compact gateware with four samples of each input per
+#: clock (an IDDRX1F per pin clocked by ``fast``, twice ``sync``, behind a
+#: :class:`~rtrig.gateware.capture.QuadSampler`: ``pin_latency`` 3), interval channels,
+#: bursts, the two-level register read and four latency channels (isr, app and two
+#: interval channels). A tick is 8.33 ns (``TICK_HZ`` 120 MHz), a stimulus step a cycle
+#: (33.33 ns); 30 MHz divides 3 Mbaud exactly, and every ECP5 build closes it on
+#: nextpnr's first seed with margin (docs/performance.md, "FPGA boards"). Half the
+#: cycles of a 60 MHz rig per µs also make its simulation twin twice as fast.
+ECP5_CLK_FREQ = 30_000_000
+ECP5_RIG_OPTIONS = {"compact": True, "samples": 4, "pin_latency": 3, "intervals": True,
                     "bursts": True, "read_pipeline": True, "lat_channels": 4}
 
 
@@ -202,9 +203,10 @@ class BoardTop(Elaboratable):
     def __init__(self, board):
         self.board = board
 
-    def rig(self):
-        """The Rig this top wraps (a subclass may build it another way)."""
-        return self.board.rig()
+    def rig(self, **kwargs):
+        """The Rig this top wraps (a subclass may build it another way); ``kwargs`` are
+        further Rig parameters (the simulation twin's link and model target)."""
+        return self.board.rig(**kwargs)
 
     def clocking(self, platform):
         """The clock generator (a subclass may drive more domains)."""

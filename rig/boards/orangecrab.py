@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """OrangeCrab r0.2 (Lattice ECP5 LFE5U-25F or -85F, speed grade 8), Feather form factor.
 
-Clock: the 48 MHz oscillator through an EHXPLLL to 60 MHz, with two samples of each
-input per cycle as on the ULX3S (``rtrig.boards.ulx3s``): 1 tick = 8.33 ns, stimulus
-steps of 16.67 ns.
+Clock: the 48 MHz oscillator through an EHXPLLL to 30 MHz (``sync``) and 60 MHz
+(``fast``), with four samples of each input per cycle as on the ULX3S
+(``rtrig.boards.ulx3s``): 1 tick = 8.33 ns, stimulus steps of 33.33 ns.
 Host link: the OrangeCrab has no USB-serial chip (its USB port goes straight to the
 FPGA), so the link is a 3.3 V USB-serial adapter (FT232H/FT2232H class, 3 Mbaud) on
 the Feather UART pins 0 (RX) and 1 (TX).
@@ -59,7 +59,7 @@ def _platform(base):
 
 def _clocking(platform):
     return ECP5PLL(platform.request("clk", dir="-"), 48_000_000, ECP5_CLK_FREQ,
-                   gated=("sync",))
+                   secondary={"fast": 2 * ECP5_CLK_FREQ}, gated=("sync", "fast"))
 
 
 def _openfpgaloader(bitstream):

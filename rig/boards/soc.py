@@ -31,18 +31,17 @@ from amaranth.lib.wiring import In, Out
 
 from rtrig.errors import UsageError
 from rtrig.firmware import default_firmware
-from rtrig.gateware.soc import N_GPIO_OUT, SoC, load_image, vexriscv_verilog
+from rtrig.gateware.soc import N_GPIO_OUT, SOC_CLK_HZ, SoC, load_image, vexriscv_verilog
 from rtrig.gateware.uart import UARTTx
 
 from .board import RIG_INPUTS, BoardTop
 
 __all__ = ["SOC_CLK_HZ", "CONSOLE_BAUD", "CONSOLE_FIFO_DEPTH", "SOC_DEBUG_OUTPUTS",
            "SOC_TARGET_INPUTS", "SOC_TARGET_OUTPUTS", "soc_debug_resource",
-           "soc_target_resource", "firmware_path", "firmware_image", "Console", "RigSoCTop",
+           "soc_target_resource", "firmware_path", "firmware_image", "Console", "soc_rig",
+           "RigSoCTop",
            "SoCTargetTop"]
 
-#: The SoC's clock (domain ``soc``); firmware/boards/rtrig-soc/soc_map.h, SOC_CPU_HZ.
-SOC_CLK_HZ = 50_000_000
 #: Console UART (8N1) of the ``soc-alone`` target: divisor 434, +0.006 %.
 CONSOLE_BAUD = 115_200
 #: Console bytes buffered ahead of the UART; a byte written to a full buffer is lost.
@@ -151,6 +150,16 @@ class Console(wiring.Component):
         return m
 
 
+def soc_rig(board, firmware=b"", **kwargs):
+    """The Rig of ``board``'s ``soc`` target, the SoC built in running ``firmware``;
+    ``kwargs`` are further Rig parameters (the simulation twin's link and model)."""
+    # Two latency channels beside the SoC (isr and app, or intervals): with four the
+    # SoC's clock kept +17 % margin only with a placer weighing timing more, and the
+    # twin of this target simulated 1.7× the default SoC twin's rig time per second,
+    # where with two it does more than twice it (docs/performance.md).
+    return board.rig(with_soc=True, soc_firmware=firmware, lat_channels=2, **kwargs)
+
+
 class RigSoCTop(BoardTop):
     """The board's rig with the reference SoC built in (target ``soc``).
 
@@ -165,10 +174,8 @@ class RigSoCTop(BoardTop):
         super().__init__(board)
         self.firmware = bytes(firmware)
 
-    def rig(self):
-        # Two latency channels beside the SoC: with four the rig's clock closed 60 MHz
-        # with 1 % margin (the SoC's block RAMs spread it out), with two +16.7 %.
-        return self.board.rig(with_soc=True, soc_firmware=self.firmware, lat_channels=2)
+    def rig(self, **kwargs):
+        return soc_rig(self.board, self.firmware, **kwargs)
 
     def clocking(self, platform):
         return self.board.soc_clocking(platform, with_rig=True)

@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """ULX3S (Lattice ECP5, LFE5U-12F/25F/45F/85F, speed grade 6).
 
-Clock: the 25 MHz oscillator through an EHXPLLL to 60 MHz. Each input is sampled on
-both clock edges (an IDDRX1F per pin), two samples per cycle: 1 tick = 8.33 ns
-(``TICK_HZ`` = 120 MHz); the stimulus moves in whole cycles (16.67 ns, ``STIM_STEP`` =
-2). At this clock every build closes timing on nextpnr's first seed with margin
-(docs/performance.md, "FPGA boards"); 60 MHz divides 3 Mbaud exactly.
+Clock: the 25 MHz oscillator through an EHXPLLL to 30 MHz (``sync``) and 60 MHz
+(``fast``, rising edges aligned). Each input is sampled on both edges of ``fast`` (an
+IDDRX1F per pin), four samples per ``sync`` cycle: 1 tick = 8.33 ns (``TICK_HZ`` =
+120 MHz); the stimulus moves in whole cycles (33.33 ns, ``STIM_STEP`` = 4). At this
+clock every build closes timing on nextpnr's first seed with margin
+(docs/performance.md, "FPGA boards"); 30 MHz divides 3 Mbaud exactly.
 Host link: the on-board FT231X USB-serial chip (the ``uart`` resource of the platform).
 Target pins: the J1 GPIO header, bank 0, 3.3 V; outputs on GP0..GP2, inputs on GN0..GN5
 (labels as printed on the board).
 
 The 85F also builds the reference SoC (``rtrig.boards.soc``, 50 MHz on the PLL's
-CLKOS, the rig's 60 MHz on CLKOP): with the rig (``soc``; the SoC's pins copied to GP7/GP9 and GN7..GN12) and
+CLKOS2, the rig's 30 MHz on CLKOP): with the rig (``soc``; the SoC's pins copied to GP7/GP9 and GN7..GN12) and
 alone (``soc-alone``; its pins on the rig's, GP0/GP2 in and GN0..GN5 out, so a
 straight cable joins a rig board and a target board).
 """
@@ -77,16 +78,17 @@ def _platform(base):
 
 def _clocking(platform):
     return ECP5PLL(platform.request("clk25", dir="-"), 25_000_000, ECP5_CLK_FREQ,
-                   gated=("sync",))
+                   secondary={"fast": 2 * ECP5_CLK_FREQ}, gated=("sync", "fast"))
 
 
 def _soc_clocking(platform, with_rig):
-    # VCO 600 MHz: CLKOP / 10 = 60 MHz (sync), CLKOS / 12 = 50 MHz (soc); alone,
-    # CLKOP / 12 = 50 MHz.
+    # VCO 600 MHz: CLKOP / 20 = 30 MHz (sync), CLKOS / 10 = 60 MHz (fast), CLKOS2 / 12
+    # = 50 MHz (soc); alone, CLKOP / 12 = 50 MHz.
     clk = platform.request("clk25", dir="-")
     if with_rig:
-        return ECP5PLL(clk, 25_000_000, ECP5_CLK_FREQ, secondary={"soc": SOC_CLK_HZ},
-                       gated=("sync",))
+        return ECP5PLL(clk, 25_000_000, ECP5_CLK_FREQ,
+                       secondary={"fast": 2 * ECP5_CLK_FREQ, "soc": SOC_CLK_HZ},
+                       gated=("sync", "fast"))
     return ECP5PLL(clk, 25_000_000, SOC_CLK_HZ, domain="soc")
 
 

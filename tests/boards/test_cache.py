@@ -116,7 +116,7 @@ class _Counter(Elaboratable):
 
 
 COUNTER_MHZ = (24.0, 48.0)      # the iCEBreaker's sync and fast domains
-ECP5_MHZ = ECP5_CLK_FREQ / 1e6  # the ECP5 boards' sync domain
+ECP5_MHZ = (ECP5_CLK_FREQ / 1e6, 2 * ECP5_CLK_FREQ / 1e6)  # the ECP5 boards' sync and fast
 
 
 def _counter(**changes):
@@ -371,7 +371,7 @@ def _ulx3s(tmp_path, name, **kwargs):
 
 
 def test_the_12f_reuses_the_25f_result(tmp_path, monkeypatch):
-    fake = _fake(monkeypatch, tmp_path, (ECP5_MHZ,))
+    fake = _fake(monkeypatch, tmp_path, ECP5_MHZ)
     r25 = _ulx3s(tmp_path, "ulx3s-25f")
     r12 = _ulx3s(tmp_path, "ulx3s-12f")
     # Only the 25F's script ran in full; the 12F was packed from its textcfg.
@@ -394,8 +394,8 @@ def test_the_12f_reuses_the_25f_result(tmp_path, monkeypatch):
 
 
 def test_the_12f_timing_check_is_the_25fs(tmp_path, monkeypatch):
-    fake = _fake(monkeypatch, tmp_path, (ECP5_MHZ,), factor=0.95)
-    with pytest.raises(TimingError, match=f"ulx3s-12f: timing not met: .* reaches {0.95 * ECP5_MHZ:.1f} MHz"):
+    fake = _fake(monkeypatch, tmp_path, ECP5_MHZ, factor=0.95)
+    with pytest.raises(TimingError, match=f"ulx3s-12f: timing not met: .* reaches {0.95 * ECP5_MHZ[0]:.1f} MHz"):
         _ulx3s(tmp_path, "ulx3s-12f")
     # (every seed of the 25F misses: one full build, then place and route per other seed)
     retries = len(get_board("ulx3s-25f").seeds) - 1
@@ -408,7 +408,7 @@ def test_the_12f_timing_check_is_the_25fs(tmp_path, monkeypatch):
 
 
 def test_a_stand_in_must_be_the_same_die_and_design(tmp_path, monkeypatch):
-    _fake(monkeypatch, tmp_path, (ECP5_MHZ,))
+    _fake(monkeypatch, tmp_path, ECP5_MHZ)
     r45 = _ulx3s(tmp_path, "ulx3s-45f", cache=False)
     with pytest.raises(ValueError, match="is not ulx3s-25f"):
         _ulx3s(tmp_path, "ulx3s-12f", cache=False, stand_in=r45)
@@ -425,7 +425,8 @@ def test_a_stand_in_must_be_the_same_die_and_design(tmp_path, monkeypatch):
 
 
 class _EcpCounter(Elaboratable):
-    """The ULX3S's PLL and a counter: a real ECP5 build in seconds."""
+    """The ULX3S's PLL and a counter in each of its domains: a real ECP5 build in
+    seconds."""
 
     def __init__(self, board):
         self.board = board
@@ -433,12 +434,14 @@ class _EcpCounter(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         m.domains.sync = ClockDomain("sync", reset_less=True)
+        m.domains.fast = ClockDomain("fast", reset_less=True)
         m.submodules.clocking = self.board.clocking(platform)
-        count = Signal(24)
-        m.d.sync += count.eq(count + 1)
         pins = platform.request("rig", 0, dir="-")
-        m.submodules.out = buf = io.Buffer("o", pins.stim0)
-        m.d.comb += buf.o.eq(count[-1])
+        for domain, pin in (("sync", "stim0"), ("fast", "stim1")):
+            count = Signal(24, name=f"count_{domain}")
+            m.d[domain] += count.eq(count + 1)
+            m.submodules[f"out_{domain}"] = buf = io.Buffer("o", getattr(pins, pin))
+            m.d.comb += buf.o.eq(count[-1])
         return m
 
 

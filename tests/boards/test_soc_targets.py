@@ -74,7 +74,8 @@ def test_ulx3s_soc_clocking(with_rig):
     pll = board.soc_clocking(board.platform(), with_rig=with_rig)
     assert isinstance(pll, ECP5PLL)
     pll._MustUse__silence = True
-    want = {"sync": board.clk_freq, "soc": SOC_CLK_HZ} if with_rig else {"soc": SOC_CLK_HZ}
+    want = ({"sync": board.clk_freq, "fast": 2 * board.clk_freq, "soc": SOC_CLK_HZ}
+            if with_rig else {"soc": SOC_CLK_HZ})
     assert pll.domains == want
 
 
@@ -98,11 +99,12 @@ def test_soc_target_elaborates(target):
     assert "read_verilog  VexRiscv_Full.v" in _text(plan, "top.ys")
     assert "module VexRiscv" in _text(plan, "VexRiscv_Full.v")
     assert "cell \\VexRiscv " in il
-    # One PLL; with the rig its CLKOS makes the SoC's 50 MHz (VCO 600 MHz / 12).
+    # One PLL; with the rig its CLKOS2 makes the SoC's 50 MHz (VCO 600 MHz / 12).
     assert il.count("cell \\EHXPLLL ") == 1
     if target == "soc":
-        # (the rig at 60 MHz beside the SoC: VCO 600 MHz / 10)
-        assert 'parameter \\CLKOS_DIV 12' in il and 'parameter \\CLKOP_DIV 10' in il
+        # (the rig at 30 MHz beside the SoC: VCO 600 MHz / 20, its inputs' 60 MHz / 10)
+        assert 'parameter \\CLKOS2_DIV 12' in il and 'parameter \\CLKOP_DIV 20' in il
+        assert 'parameter \\CLKOS_DIV 10' in il
         names = [f"rig_0__{n}__io" for n in RIG_OUTPUTS + RIG_INPUTS]
         names += [f"soc_debug_0__{n}__io" for n in SOC_DEBUG_OUTPUTS]
         assert "soc_target_0" not in lpf

@@ -5,10 +5,12 @@ CPU, with exact cycle counts; and the CPU instance against VexRiscv's Verilog po
 import re
 
 import pytest
+from amaranth import ClockDomain, Elaboratable, Module, Signal
 from amaranth.back import rtlil
 from amaranth.sim import Simulator
 
 from rtrig.gateware.soc import IO_MAP, IRQ_SYNC_STAGES, SOC_ID, SoC, SoCBus, load_image
+from rtrig.gateware.targets import held_levels
 
 BURST, LAST = 0b010, 0b111
 
@@ -240,3 +242,65 @@ def test_cpu_instance_matches_the_vexriscv_verilog():
     cell = re.search(r"cell \\VexRiscv \\cpu\n(.*?)\n\s*end", il, re.S).group(1)
     connected = set(re.findall(r"connect \\(\w+)", cell))
     assert connected == ports
+
+
+class _Held(Elaboratable):
+    """The SoC's GPIO outputs on their way to the rig's capture (``held_levels``)."""
+
+    def __init__(self, hold):
+        self.out = Signal(2)
+        self.hold = hold
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.soc = ClockDomain()
+        self.shown = held_levels(m, self.out, self.hold)
+        return m
+
+
+@pytest.mark.parametrize("hold", [1, 2, 3])
+def test_each_gpio_level_lasts_the_hold_and_delays_no_other_bit(hold):
+    # (cycle, value of the two bits the SoC drives): bit 0 a one-cycle pulse, then a
+    # long one; bit 1 rises the cycle after bit 0's one-cycle pulse, and a one-cycle
+    # low of bit 1 later.
+    drive = {2: 0b01, 3: 0b10, 10: 0b11, 14: 0b10, 20: 0b00, 21: 0b10, 22: 0b10}
+    dut = _Held(hold)
+    got = []
+
+    async def tb(ctx):
+        for c in range(30):
+            if c in drive:
+                ctx.set(dut.out, drive[c])
+            got.append(ctx.get(dut.shown))
+            await ctx.tick("soc")
+
+    sim = Simulator(dut)
+    sim.add_clock(20e-9, domain="soc")
+    sim.add_testbench(tb)
+    sim.run()
+    for bit in (0, 1):
+        levels = [(v >> bit) & 1 for v in got]
+        want = [(drive[max(k for k in drive if k <= c)] >> bit) & 1 if c >= 2 else 0
+                for c in range(30)]
+        runs = []                                 # (first cycle, level, length)
+        for c, v in enumerate(levels):
+            if runs and runs[-1][1] == v:
+                runs[-1][2] += 1
+            else:
+                runs.append([c, v, 1])
+        # every level but the first and last lasts at least ``hold`` cycles
+        assert all(n >= hold for _, _, n in runs[1:-1]), (bit, runs)
+        # every change comes through at once unless the level before it was younger
+        # than the hold; the SoC's changes all show, none is lost
+        changes = [c for c in range(1, 30) if want[c] != want[c - 1]]
+        shown_changes = [c for c in range(1, 30) if levels[c] != levels[c - 1]]
+        assert len(shown_changes) == len(changes), (bit, changes, shown_changes)
+        assert all(s >= c for s, c in zip(shown_changes, changes))
+    if hold == 1:
+        assert [got[c] for c in range(30)] == [0, 0] + [drive[max(k for k in drive if k <= c)]
+                                                       for c in range(2, 30)]
+    else:
+        # bit 1's rise in cycle 3 is not held back by bit 0's change in cycle 2
+        assert (got[3] >> 1) & 1 == 1
+        # bit 0's one-cycle pulse (cycle 2) is shown for ``hold`` cycles
+        assert [(got[c] & 1) for c in range(2, 2 + hold)] == [1] * hold

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The twin of the ECP5 boards' gateware (``--sim-board ulx3s``; the OrangeCrab's is the
-same rig): the compact rig at 60 MHz with two samples of each input per clock (ticks
-of half a clock, 8.33 ns), interval channels and bursts. Loopback latencies and the
+same rig): the compact rig at 30 MHz with four samples of each input per clock (ticks
+of a quarter clock, 8.33 ns), interval channels and bursts. Loopback latencies and the
 model target's truth are known exactly, so every figure is checked against them."""
 
 import pytest
@@ -27,27 +27,28 @@ def rig():
 def test_the_ecp5_boards_share_one_rig():
     crab = get_board("orangecrab")
     assert (crab.clk_freq, crab.rig_options) == (BOARD.clk_freq, BOARD.rig_options)
-    assert STEP == 2 and TICK_HZ == 120_000_000 and BOARD.tick_ns < 10
+    assert STEP == 4 and TICK_HZ == 120_000_000 and BOARD.tick_ns < 10
 
 
-def test_identity_reports_half_clock_ticks_and_the_stimulus_step(rig):
+def test_identity_reports_quarter_clock_ticks_and_the_stimulus_step(rig):
     info = rig.info
     assert info["tick_hz"] == TICK_HZ and info["stim_step"] == STEP
-    # 4 clock cycles: the IDDRX1F's two registers and two synchroniser stages
-    assert info["in_delay"] == 4 * STEP
+    # 5 clock cycles: the IDDRX1F and QuadSampler (three ``sync`` registers deep) and
+    # two synchroniser stages
+    assert info["in_delay"] == 5 * STEP
     assert info["board"] == 1
     caps = rig.link.read1(Reg.CAPS)
     assert caps & Caps.INTERVALS and caps & Caps.BURST
 
 
 @pytest.mark.parametrize("delay", [0, STEP, 120, 1000 * STEP + STEP])
-def test_loopback_latency_is_exact_in_half_clock_ticks(rig, tmp_path, delay):
+def test_loopback_latency_is_exact_in_quarter_clock_ticks(rig, tmp_path, delay):
     loopback_is_exact(rig, tmp_path, delay, TICK_HZ, completion=False)
 
 
 def test_a_delay_off_the_stimulus_step_is_refused_naming_it():
     s = CaptureSettings(freq=20_000, count=20, target="loopback", delay=121 / TICK_HZ)
-    with pytest.raises(UsageError, match=r"stimulus steps of 16\.67 ns \(2 ticks\)"):
+    with pytest.raises(UsageError, match=r"stimulus steps of 33\.33 ns \(4 ticks\)"):
         s.ticks(TICK_HZ, STEP)
 
 
@@ -75,8 +76,8 @@ def test_model_target_matches_its_truth(rig, tmp_path):
 
 #: isr and app, and the same two timed again by interval channels 2 and 3.
 FOUR = ("isr", "app", "stim0+..isr_out+", "stim0+..app_out+")
-MODEL = {"isr_entry": 120, "isr_jitter": 90, "isr_service": 60, "app_wake": 250,
-         "app_service": 70, "tick_period": 3_000, "tick_service": 200, "app": True}
+MODEL = {"isr_entry": 120, "isr_jitter": 88, "isr_service": 60, "app_wake": 252,
+         "app_service": 72, "tick_period": 3_000, "tick_service": 200, "app": True}
 
 
 def test_four_latency_channels_in_one_records_capture(rig, tmp_path):
@@ -117,24 +118,34 @@ def test_info_counts_the_latency_channels():
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "4 latency channels (isr, app and 2 interval channels)" in r.stdout
-    assert "(loopback delay at most 136.533 µs)" in r.stdout
+    assert "(loopback delay at most 273.067 µs)" in r.stdout
 
 
-def test_selftest_passes_with_the_longest_delay_the_loopback_makes(rig):
-    # The compact rig's loopback is a delay line of 8192 clock cycles (16384 ticks):
-    # the self-test's 250 µs check becomes that, and every check passes.
+def test_selftest_passes_with_its_longest_delay_in_the_delay_line(rig):
+    # The compact rig's loopback is a delay line of 8192 clock cycles (32768 ticks,
+    # 273.07 µs): the self-test's longest check (25000 ticks) fits it, and every check
+    # passes.
     from rtrig.host.procedures.selftest import run_selftest
     assert rig.loopback_max_ticks == 8192 * STEP
     results = run_selftest(rig, log=lambda m: None)
     assert all(r["passed"] for r in results), [r for r in results if not r["passed"]]
-    assert any(r["name"].startswith("loopback delay 16384 ticks") for r in results)
+    assert any(r["name"].startswith("loopback delay 25000 ticks") for r in results)
+
+
+def test_the_selftest_delays_are_whole_steps_within_the_delay_line():
+    # Each loopback check as a rig makes it: whole stimulus steps, and the longest at
+    # the end of a delay line shorter than it (the ECP5 rig of 60 MHz had 16384 ticks).
+    from rtrig.host.procedures.selftest import LOOPBACK_CHECKS, loopback_checks
+    assert loopback_checks() == LOOPBACK_CHECKS
+    assert [d for d, _, _ in loopback_checks(STEP, 8192 * STEP)] == [0, 0, 0, 120, 1000, 25_000]
+    assert [d for d, _, _ in loopback_checks(2, 16_384)] == [0, 0, 2, 122, 1000, 16_384]
 
 
 def test_a_loopback_delay_beyond_the_delay_line_is_refused(rig, tmp_path):
     # A longer delay would answer nothing: every pulse "missed". Refused instead.
     s = CaptureSettings(freq=3_500, count=10, target="loopback",
                         delay=(8192 * STEP + STEP) / TICK_HZ)
-    with pytest.raises(UsageError, match=r"at most 136\.533 µs \(16384 ticks\)"):
+    with pytest.raises(UsageError, match=r"at most 273\.067 µs \(32768 ticks\)"):
         run_capture(rig, s, tmp_path / "long.rtrig", progress=False)
 
 
@@ -166,7 +177,7 @@ def test_model_durations_are_the_same_time_on_this_twin(capsys, tmp_path):
 
 @pytest.mark.parametrize("model, words", [
     ("isr_entry=1.01us", "not a whole number of the model's 8.33333 ns ticks"),
-    ("isr_entry=1008.3333ns", "model steps of 16.67 ns (2 ticks)"),
+    ("isr_entry=1008.3333ns", "model steps of 33.33 ns (4 ticks)"),
 ])
 def test_model_durations_off_its_ticks_or_steps_are_refused(capsys, tmp_path, model, words):
     code, out = _cli(["--sim-board", "ulx3s", "capture", "--target", "model", "--model",
@@ -176,14 +187,14 @@ def test_model_durations_off_its_ticks_or_steps_are_refused(capsys, tmp_path, mo
 
 
 def test_a_sweep_makes_whole_stimulus_steps(rig, tmp_path):
-    # Periods and the automatic jitter (from the model's tick) in whole 2-tick steps:
+    # Periods and the automatic jitter (from the model's tick) in whole 4-tick steps:
     # the rig refuses anything else, so a sweep that computed them in ticks stopped.
     from dataclasses import asdict
 
     from rtrig.host.model.reference import ModelParams
     from rtrig.host.procedures.sweep import SweepSettings, run_sweep
     p = ModelParams(isr_entry=100, isr_service=200, app=False, tick_period=5_000,
-                    tick_service=62)
+                    tick_service=60)
     st = SweepSettings(250e3, 450e3, target="model", model=asdict(p), pulses=100,
                        channels=("isr",), confirm=False, max_pulses=400)
     res = run_sweep(rig, st, tmp_path / "s.rtrig", log=lambda m: None)
@@ -191,3 +202,12 @@ def test_a_sweep_makes_whole_stimulus_steps(rig, tmp_path):
     assert all(s["period_ticks"] % STEP == 0 and s["jitter_ticks"] % STEP == 0
                for s in res.steps)
     assert any(s["jitter_ticks"] for s in res.steps)
+
+
+def test_the_soc_twin_needs_a_board_that_builds_the_soc(capsys, tmp_path):
+    # The ULX3S 85F builds the SoC target (its twin: tests/host/test_soc_twin.py); the
+    # OrangeCrab does not, and says so before anything is built.
+    code, out = _cli(["--sim-board", "orangecrab", "capture", "--target", "soc", "--count",
+                      "5", "-o", str(tmp_path / "x.rtrig")], capsys)
+    assert code == 2 and "board orangecrab has no SoC target" in out.err
+    assert "Traceback" not in out.err and not (tmp_path / "x.rtrig").exists()
