@@ -288,12 +288,14 @@ def _warm_bounds(warm):
     return out
 
 
-def iteration_figures(its, tick_hz, counts=None, cycle_ticks=None, offset_cycles=0):
+def iteration_figures(its, tick_hz, counts=None, cycle_ticks=None, offset_cycles=0,
+                      tolerance_ticks=None):
     """One test's figures (ns) from its iterations ``its`` (:data:`ITERATION_DTYPE`):
     count, cold (iteration 0), min, mean, p50, p99, p99.99 (each with its 95 % bounds),
     max (with its exceedance bound) over the iterations after the first, and with
-    ``counts`` (the target's own cycle counts,
-    ``cycle_ticks`` rig ticks each) their agreement with the rig."""
+    ``counts`` (the target's own cycle counts, ``cycle_ticks`` rig ticks each, not
+    necessarily a whole number) their agreement with the rig: every iteration within
+    ``tolerance_ticks`` (default one target cycle)."""
     missed = its["missed"]
     lat = ticks_to_ns(its["interval"], tick_hz)
     out = {"count": int(len(its)), "missed": int(missed.sum()),
@@ -315,9 +317,10 @@ def iteration_figures(its, tick_hz, counts=None, cycle_ticks=None, offset_cycles
         diff = its["interval"][:n].astype(np.int64) - c[:n] * cycle_ticks \
             - offset_cycles * cycle_ticks
         diff = diff[~missed[:n]]
-        worst = int(np.abs(diff).max()) if len(diff) else 0
+        worst = float(np.abs(diff).max()) if len(diff) else 0.0
+        tolerance = cycle_ticks if tolerance_ticks is None else tolerance_ticks
         out["self_timed"] = {
-            "agree": bool(len(c) == len(its) and worst <= cycle_ticks),
+            "agree": bool(len(c) == len(its) and worst <= tolerance + 1e-9),
             "max_diff_cycles": round(worst / cycle_ticks, 2),
             "iterations": int(len(c)),
         }
@@ -404,7 +407,7 @@ def name_windows(traced, windows, asked):
 
 
 def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
-              trace=None, cycle_ticks=2, offset_cycles=0, progress=True, stall_s=_STALL_S):
+              trace=None, cycle_ticks=None, offset_cycles=0, progress=True, stall_s=_STALL_S):
     """Run the suite once on ``rig`` and write ``path``; returns a :class:`SuiteResult`.
 
     ``tests``: those asked for. ``trace``: the TRACE file of the SoC twin; each MARKER2
@@ -412,7 +415,17 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
     order, and the run ends with the firmware's end-of-run word. Without it (None: a
     real target) the windows are ``tests`` in the order given, and no self-timed counts.
     A target that starts no new test for ``stall_s`` seconds is an error saying what
-    was last seen (what was recorded is kept, the file closed as interrupted)."""
+    was last seen (what was recorded is kept, the file closed as interrupted).
+    ``cycle_ticks``: rig ticks per target cycle of the self-timed counts (default: the
+    reference SoC's, ``TICK_HZ`` / 50 MHz: 2 on the default twin, 2.4 on the ECP5
+    boards'). A count agrees within one target cycle (the phase at which the SoC sees
+    an interrupt) and, on a rig that samples the SoC's outputs once per clock of
+    several ticks (the ECP5 boards' 33.33 ns), the ticks beyond the first of that clock
+    (the rig dates an edge to the start of the cycle that saw it)."""
+    if cycle_ticks is None:
+        from ...gateware.soc import SOC_CLK_HZ
+        cycle_ticks = rig.tick_hz / SOC_CLK_HZ
+    tolerance_ticks = cycle_ticks + rig.stim_step - 1
     settings = CaptureSettings(freq=_GO_FREQ, count=1, target=target, load=load,
                                description="kernel suite")
     regs = settings.ticks(rig.tick_hz, rig.stim_step)
@@ -446,7 +459,8 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
             traced = [{"index": i, "counts": None} for i in events.trace.begins()]
         order, mismatch, window_error = name_windows(traced, events.ended, tests)
         figures, cycles = _suite_figures(recorded, order, traced or [], rig.tick_hz,
-                                         cycle_ticks, offset_cycles, mismatch)
+                                         cycle_ticks, offset_cycles, mismatch,
+                                         tolerance_ticks)
         lost = counters["evt_overflow"] + counters["lost_packets"]
         final = run.finish({"status": "incomplete" if lost else "complete",
                             "events": int(len(recorded)), "link": counters,
@@ -706,7 +720,8 @@ def _stalled(events, tick_hz, stall_s):
     return LinkError(msg, hint=hint)
 
 
-def _suite_figures(events, order, traced, tick_hz, cycle_ticks, offset_cycles, mismatch):
+def _suite_figures(events, order, traced, tick_hz, cycle_ticks, offset_cycles, mismatch,
+                   tolerance_ticks=None):
     """Each row's figures (:func:`iteration_figures`) from the run's ``events``, the
     MARKER2 windows named by ``order`` (None: left out), with the target's own counts
     (``traced``, window by window); and those counts by row. A window whose iteration
@@ -728,5 +743,6 @@ def _suite_figures(events, order, traced, tick_hz, cycle_ticks, offset_cycles, m
                 mismatch.setdefault(name, f"the rig saw {len(its)} iterations of {name}, "
                                           f"the firmware counted {len(counts)}")
             figures[row] = iteration_figures(its, tick_hz, counts, cycle_ticks,
-                                             offset_cycles + part_offset(row))
+                                             offset_cycles + part_offset(row),
+                                             tolerance_ticks)
     return figures, cycles
