@@ -203,10 +203,9 @@ class BoardTop(Elaboratable):
     def __init__(self, board):
         self.board = board
 
-    def rig(self, **kwargs):
-        """The Rig this top wraps (a subclass may build it another way); ``kwargs`` are
-        further Rig parameters (the simulation twin's link and model target)."""
-        return self.board.rig(**kwargs)
+    def rig(self):
+        """The Rig this top wraps (a subclass may build it another way)."""
+        return self.board.rig()
 
     def clocking(self, platform):
         """The clock generator (a subclass may drive more domains)."""

@@ -174,8 +174,8 @@ class RigSoCTop(BoardTop):
         super().__init__(board)
         self.firmware = bytes(firmware)
 
-    def rig(self, **kwargs):
-        return soc_rig(self.board, self.firmware, **kwargs)
+    def rig(self):
+        return soc_rig(self.board, self.firmware)
 
     def clocking(self, platform):
         return self.board.soc_clocking(platform, with_rig=True)
