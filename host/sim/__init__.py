@@ -99,6 +99,10 @@ def _key(clk_freq, baud, with_model, soc=False, board=None):
         from ...gateware.soc import vexriscv_verilog
         h.update(b"soc")
         h.update(vexriscv_verilog().read_bytes())
+        if board is not None:
+            # the board's soc target: its Rig parameters are soc_rig's
+            from ...boards import soc as board_soc
+            h.update(Path(board_soc.__file__).read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -208,8 +212,9 @@ def build(clk_freq=SIM_CLK_HZ, baud=None, with_model=None, log=None, soc=False,
     stays small and fast); with ``board``, that board's ``soc`` target (its rig as
     :func:`~rtrig.boards.soc.soc_rig` makes it, no model target), the rig and the
     SoC each on its own clock (harness.cpp). Its RAM image is not part of the build:
-    :class:`SimRig` gives it at start, so every firmware runs on one build. ``firmware`` (a raw
-    ``.bin`` path) is only checked here, that it fits the RAM, before anything is built.
+    :class:`SimRig` gives it at start, so every firmware runs on one build.
+    ``firmware`` (a raw ``.bin`` path) is only checked here, that it fits the RAM,
+    before anything is built.
     """
     if with_model is None:
         # A board's SoC twin is its ``soc`` target's gateware, which has no model.
