@@ -99,21 +99,18 @@ class RigOptions:
         from ..rig.rig import open_rig
         if self.sim and self.port:
             raise UsageError("give either --port or --sim, not both")
+        # (a socket ignores the baud rate; --sim-board implies --sim)
+        opts = {"sim_link": self.sim_link, "baudrate": self.baud}
         if self.sim_board is not None:
-            if self.soc:
-                from ...boards import get_board
-                if "soc" not in get_board(self.sim_board).targets:
-                    raise UsageError(f"board {self.sim_board} has no SoC target",
-                                     hint="the boards with one: rtrig build --list; or "
-                                          "--sim for the default twin's")
-                return open_rig(self.port, True, board=self.sim_board, soc=True,
-                                firmware=self.firmware, sim_link=self.sim_link,
-                                console=self.console)
-            return open_rig(self.port, True, board=self.sim_board, sim_link=self.sim_link)
+            from ...boards import get_board
+            if self.soc and "soc" not in get_board(self.sim_board).targets:
+                raise UsageError(f"board {self.sim_board} has no SoC target",
+                                 hint="the boards with one: rtrig build --list; or "
+                                      "--sim for the default twin's")
+            opts["board"] = self.sim_board
         if self.soc and self.sim:
-            return open_rig(self.port, self.sim, soc=True, firmware=self.firmware,
-                            sim_link=self.sim_link, console=self.console)
-        return open_rig(self.port, self.sim, sim_link=self.sim_link, baudrate=self.baud)
+            opts.update(soc=True, firmware=self.firmware, console=self.console)
+        return open_rig(self.port, self.sim, **opts)
 
 
 def rig_options(f):

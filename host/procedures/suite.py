@@ -721,7 +721,7 @@ def _stalled(events, tick_hz, stall_s):
 
 
 def _suite_figures(events, order, traced, tick_hz, cycle_ticks, offset_cycles, mismatch,
-                   tolerance_ticks=None):
+                   tolerance_ticks):
     """Each row's figures (:func:`iteration_figures`) from the run's ``events``, the
     MARKER2 windows named by ``order`` (None: left out), with the target's own counts
     (``traced``, window by window); and those counts by row. A window whose iteration

@@ -62,17 +62,14 @@ static bool soc_load_ram(VerilatedContext &ctx) {
 // align every lcm of the two periods. Times are in a unit that divides both half
 // periods: the rig's half period is RTRIG_RIG_HALF units, the SoC's RTRIG_SOC_HALF (1
 // and 2 for the default twin's 100 MHz rig and 50 MHz SoC, 5 and 3 for the ECP5
-// boards' 30 MHz rig). The first SoC rising edge after reset is the rig's first.
+// boards' 30 MHz rig; rtrig.host.sim.build defines both). The first SoC rising edge
+// after reset is the rig's first.
 //
 // Only rising edges do anything (no logic of the twin runs on a falling edge or reads
 // a clock as data), so a clock is lowered at the next evaluation after it rose, with
 // whatever else happens then, and alone, at an evaluation of its own, only when its
 // next rising edge comes first: the ECP5 boards' clocks need 10 evaluations per 100 ns
 // instead of 14, the default twin's 2 per rig cycle as before.
-#ifndef RTRIG_RIG_HALF
-#define RTRIG_RIG_HALF 1
-#define RTRIG_SOC_HALF 2
-#endif
 static uint64_t rig_rise = RTRIG_RIG_HALF;  // time of the rig clock's next rising edge
 static uint64_t soc_rise = RTRIG_RIG_HALF;  // time of the SoC clock's next rising edge
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from rtrig import load
+from rtrig.gateware.soc import SOC_CLK_HZ
 from rtrig.host import CaptureSettings, open_rig, run_capture
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,8 +23,8 @@ pytestmark = pytest.mark.skipif(
     shutil.which("riscv64-unknown-elf-gcc") is None and not FIRMWARE.exists(),
     reason="no RISC-V firmware toolchain (make -C firmware toolchains) and no built image")
 
-#: The SoC's cycle, ns (50 MHz).
-SOC_NS = 20
+#: The SoC's cycle, ns.
+SOC_NS = 1e9 / SOC_CLK_HZ
 #: SoC cycles between the IRQ pin edge and ISR_OUT that the self-timed figure (IRQ_STAMP
 #: to the mcycle read before the ISR_OUT store) does not contain: docs/soc.md, "Fixed
 #: delays".
