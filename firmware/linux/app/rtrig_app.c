@@ -36,6 +36,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +47,9 @@
 #define EXIT_RUN 1
 #define EXIT_SETUP 2
 #define MAX_OVERFLOW_CYCLES 100
+#ifndef RTRIG_KREL
+#define RTRIG_KREL "" /* the kernel release the Makefile built for; "" unknown */
+#endif
 
 static const char usage[] =
 	"usage: " PROG " --chip LABEL --app-out N [options]\n"
@@ -219,6 +223,25 @@ static void parse_args(int argc, char **argv)
 
 /* ------------------------------------------------------------ GPIO uAPI v2 */
 
+/*
+ * /dev/rtrig is missing: say why in one line. The module loads only into the
+ * kernel it was built for (the kernel refuses others: "version magic" in dmesg),
+ * and this program is built with it, so a different running kernel is the cause
+ * to name first.
+ */
+static void no_module(void)
+{
+	struct utsname un;
+	int err = errno;
+
+	if (!uname(&un) && *RTRIG_KREL && strcmp(un.release, RTRIG_KREL))
+		fail(EXIT_SETUP, "cannot open " DEV_RTRIG ": this build is for kernel %s, the "
+				 "running kernel is %s: rebuild with the running kernel's headers",
+		     RTRIG_KREL, un.release);
+	fail(EXIT_SETUP, "cannot open " DEV_RTRIG " (is rtrig_linux.ko loaded?): %s",
+	     strerror(err));
+}
+
 /* The open /dev/gpiochipN labelled label, and its number of lines. */
 static int find_chip(const char *label, unsigned int *lines)
 {
@@ -248,6 +271,9 @@ static int find_chip(const char *label, unsigned int *lines)
 		close(fd);
 	}
 	closedir(d);
+	if (!seen)
+		fail(EXIT_SETUP, "no GPIO character device /dev/gpiochip* (the kernel needs "
+				 "CONFIG_GPIOLIB and CONFIG_GPIO_CDEV)");
 	fail(EXIT_SETUP, "no GPIO chip labelled '%s' (%d /dev/gpiochip* opened)", label, seen);
 }
 
@@ -507,6 +533,12 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv);
 
+	/* In module mode the module comes first: without it the lines serve nothing. */
+	if (!opt.gpio_mode) {
+		event_fd = open(DEV_RTRIG, O_RDONLY | O_CLOEXEC);
+		if (event_fd < 0)
+			no_module();
+	}
 	chip_fd = find_chip(opt.chip, &lines);
 	app_fd = request_line(chip_fd, lines, opt.app_out, GPIO_V2_LINE_FLAG_OUTPUT, "app-out");
 	if (opt.heartbeat >= 0) {
@@ -515,16 +547,10 @@ int main(int argc, char **argv)
 		load_fd = request_line(chip_fd, lines, opt.load_en, GPIO_V2_LINE_FLAG_INPUT,
 				       "load-en");
 	}
-	if (opt.gpio_mode) {
+	if (opt.gpio_mode)
 		event_fd = request_line(chip_fd, lines, opt.stim,
 					GPIO_V2_LINE_FLAG_INPUT | GPIO_V2_LINE_FLAG_EDGE_RISING,
 					"stim");
-	} else {
-		event_fd = open(DEV_RTRIG, O_RDONLY | O_CLOEXEC);
-		if (event_fd < 0)
-			fail(EXIT_SETUP, "cannot open " DEV_RTRIG " (is rtrig_linux.ko loaded?): %s",
-			     strerror(errno));
-	}
 	close(chip_fd); /* the line requests live on without it */
 
 	hist.bucket = calloc(opt.hist_buckets, sizeof(*hist.bucket));

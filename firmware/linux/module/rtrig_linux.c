@@ -32,9 +32,9 @@
  */
 
 #include <linux/fs.h>
-#include <linux/gpio.h>
 #include <linux/gpio/consumer.h>
 #include <linux/gpio/driver.h>
+#include <linux/gpio/machine.h>
 #include <linux/interrupt.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -45,6 +45,7 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 #include <linux/wait.h>
 
 #define RT_NAME "rtrig"
@@ -69,8 +70,7 @@ struct rt_event {
 };
 
 static struct {
-	unsigned int stim_gpio, isr_gpio, marker_gpio;
-	struct gpio_desc *isr, *marker; /* marker NULL: none */
+	struct gpio_desc *stim, *isr, *marker; /* marker NULL: none */
 	bool isr_in_thread;
 	int irq;
 
@@ -201,7 +201,7 @@ static const struct file_operations rt_fops = {
 	.release = rt_release,
 	.read = rt_read,
 	.poll = rt_poll,
-	.llseek = no_llseek,
+	/* no .llseek: stream_open() makes every seek -ESPIPE (no_llseek went in 6.12) */
 };
 
 static struct miscdevice rt_misc = {
@@ -213,39 +213,76 @@ static struct miscdevice rt_misc = {
 
 /* ------------------------------------------------------------ load, unload */
 
+/*
+ * The lines are requested as a consumer through a lookup table for the misc
+ * device (the descriptor API of every kernel line since 4.x), so gpiolib holds
+ * the chip's module while they are ours. Only finding the chip by its label,
+ * to say in one line what is wrong before asking gpiolib, differs by version.
+ */
+static struct gpiod_lookup_table rt_lookup = {
+	.dev_id = RT_NAME,
+	.table = {
+		GPIO_LOOKUP(NULL, 0, "rtrig-stim", GPIO_ACTIVE_HIGH),
+		GPIO_LOOKUP(NULL, 0, "rtrig-isr-out", GPIO_ACTIVE_HIGH),
+		GPIO_LOOKUP(NULL, 0, "rtrig-marker0", GPIO_ACTIVE_HIGH),
+		{},
+	},
+};
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+/* 6.7 removed gpiochip_find(); gpio_device_find_by_label() took its place. */
+static int rt_chip_lines(void)
+{
+	struct gpio_device *gdev = gpio_device_find_by_label(chip);
+	struct gpio_chip *gc;
+	int n;
+
+	if (!gdev)
+		return -ENODEV;
+	gc = gpio_device_get_chip(gdev);
+	n = gc ? gc->ngpio : -ENODEV;
+	gpio_device_put(gdev);
+	return n;
+}
+#else
 static int rt_match_label(struct gpio_chip *gc, void *data)
 {
 	return gc->label && !strcmp(gc->label, data);
 }
 
-/* The global number of the chip's line at offset, after a range check. */
-static int rt_line(struct gpio_chip *gc, const char *what, int offset, unsigned int *gpio)
+static int rt_chip_lines(void)
 {
-	if (offset < 0 || offset >= gc->ngpio) {
-		pr_err(RT_NAME ": %s=%d is not a line of chip %s (0..%u)\n", what, offset,
-		       chip, gc->ngpio - 1);
+	struct gpio_chip *gc = gpiochip_find(chip, rt_match_label);
+
+	return gc ? gc->ngpio : -ENODEV;
+}
+#endif
+
+/* Range-checks offset and points lookup entry i at it. */
+static int rt_line(int i, const char *what, int offset, int lines)
+{
+	if (offset < 0 || offset >= lines) {
+		pr_err(RT_NAME ": %s=%d is not a line of chip %s (0..%d)\n", what, offset, chip,
+		       lines - 1);
 		return -EINVAL;
 	}
-	*gpio = gc->base + offset;
+	rt_lookup.table[i].key = chip;
+	rt_lookup.table[i].chip_hwnum = offset;
 	return 0;
 }
 
-static int rt_request(unsigned int gpio, unsigned long flags, const char *what)
+static struct gpio_desc *rt_get(const char *con_id, enum gpiod_flags flags)
 {
-	int ret = gpio_request_one(gpio, flags, what);
+	struct gpio_desc *desc = gpiod_get(rt_misc.this_device, con_id, flags);
 
-	if (ret)
-		pr_err(RT_NAME ": cannot request %s (GPIO %u on %s): %d\n", what, gpio, chip, ret);
-	return ret;
+	if (IS_ERR(desc))
+		pr_err(RT_NAME ": cannot request %s on %s: %ld\n", con_id, chip, PTR_ERR(desc));
+	return desc;
 }
 
-static int __init rt_init(void)
+static int rt_check_params(void)
 {
-	struct gpio_chip *gc;
-	int ret;
-
-	raw_spin_lock_init(&rt.lock);
-	init_waitqueue_head(&rt.readq);
+	int lines, ret;
 
 	if (!chip || !*chip) {
 		pr_err(RT_NAME ": parameter chip= (GPIO chip label) is required\n");
@@ -255,53 +292,99 @@ static int __init rt_init(void)
 		pr_err(RT_NAME ": parameters stim= and isr_out= (line offsets) are required\n");
 		return -EINVAL;
 	}
-	gc = gpiochip_find(chip, rt_match_label);
-	if (!gc) {
+	lines = rt_chip_lines();
+	if (lines < 0) {
 		pr_err(RT_NAME ": no GPIO chip labelled '%s'\n", chip);
-		return -ENODEV;
+		return lines;
 	}
-	ret = rt_line(gc, "stim", stim, &rt.stim_gpio);
+	ret = rt_line(0, "stim", stim, lines);
 	if (!ret)
-		ret = rt_line(gc, "isr_out", isr_out, &rt.isr_gpio);
+		ret = rt_line(1, "isr_out", isr_out, lines);
 	if (!ret && marker0 >= 0)
-		ret = rt_line(gc, "marker0", marker0, &rt.marker_gpio);
-	if (ret)
-		return ret;
+		ret = rt_line(2, "marker0", marker0, lines);
+	return ret;
+}
 
-	/* gpiolib holds the chip's module while a line is requested */
-	ret = rt_request(rt.stim_gpio, GPIOF_IN, "rtrig-stim");
-	if (ret)
-		return ret;
-	ret = rt_request(rt.isr_gpio, GPIOF_OUT_INIT_LOW, "rtrig-isr-out");
-	if (ret)
+/* The three lines and STIM0's IRQ; on error, nothing is left requested. */
+static int rt_request_lines(void)
+{
+	struct gpio_desc *stim_desc;
+	int ret;
+
+	stim_desc = rt_get("rtrig-stim", GPIOD_IN);
+	if (IS_ERR(stim_desc))
+		return PTR_ERR(stim_desc);
+	rt.isr = rt_get("rtrig-isr-out", GPIOD_OUT_LOW);
+	if (IS_ERR(rt.isr)) {
+		ret = PTR_ERR(rt.isr);
 		goto err_stim;
-	rt.isr = gpio_to_desc(rt.isr_gpio);
-	if (marker0 >= 0) {
-		ret = rt_request(rt.marker_gpio, GPIOF_OUT_INIT_LOW, "rtrig-marker0");
-		if (ret)
-			goto err_isr;
-		rt.marker = gpio_to_desc(rt.marker_gpio);
 	}
-
-	rt.irq = gpio_to_irq(rt.stim_gpio);
+	rt.marker = NULL;
+	if (marker0 >= 0) {
+		rt.marker = rt_get("rtrig-marker0", GPIOD_OUT_LOW);
+		if (IS_ERR(rt.marker)) {
+			ret = PTR_ERR(rt.marker);
+			goto err_isr;
+		}
+	}
+	rt.irq = gpiod_to_irq(stim_desc);
 	if (rt.irq <= 0) {
 		pr_err(RT_NAME ": stim=%d of chip %s has no IRQ (%d)\n", stim, chip, rt.irq);
 		ret = -ENODEV;
 		goto err_marker;
 	}
+	rt.stim = stim_desc;
+	return 0;
+
+err_marker:
+	if (rt.marker)
+		gpiod_put(rt.marker);
+err_isr:
+	gpiod_put(rt.isr);
+err_stim:
+	gpiod_put(stim_desc);
+	return ret;
+}
+
+static void rt_free_lines(void)
+{
+	gpiod_set_value_cansleep(rt.isr, 0);
+	if (rt.marker) {
+		gpiod_set_value_cansleep(rt.marker, 0);
+		gpiod_put(rt.marker);
+	}
+	gpiod_put(rt.isr);
+	gpiod_put(rt.stim);
+}
+
+static int __init rt_init(void)
+{
+	int ret;
+
+	raw_spin_lock_init(&rt.lock);
+	init_waitqueue_head(&rt.readq);
+	ret = rt_check_params();
+	if (ret)
+		return ret;
+
+	/* The misc device is the lines' consumer: registered first, found by name. */
+	ret = misc_register(&rt_misc);
+	if (ret) {
+		pr_err(RT_NAME ": cannot register /dev/" RT_NAME ": %d\n", ret);
+		return ret;
+	}
+	gpiod_add_lookup_table(&rt_lookup);
+	ret = rt_request_lines();
+	if (ret)
+		goto err_misc;
+
 	rt.isr_in_thread = gpiod_cansleep(rt.isr);
 	ret = request_threaded_irq(rt.irq, rt_hard, rt_thread, IRQF_TRIGGER_RISING | IRQF_ONESHOT,
 				   RT_NAME, &rt);
 	if (ret) {
 		pr_err(RT_NAME ": cannot request IRQ %d of stim=%d on %s: %d\n", rt.irq, stim, chip,
 		       ret);
-		goto err_marker;
-	}
-
-	ret = misc_register(&rt_misc);
-	if (ret) {
-		pr_err(RT_NAME ": cannot register /dev/" RT_NAME ": %d\n", ret);
-		goto err_irq;
+		goto err_lines;
 	}
 
 	pr_info(RT_NAME ": chip %s stim=%d (IRQ %d) isr_out=%d marker0=%d, /dev/" RT_NAME "\n",
@@ -312,30 +395,21 @@ static int __init rt_init(void)
 		pr_info(RT_NAME ": PREEMPT_RT: the primary handler is force-threaded (the RT model)\n");
 	return 0;
 
-err_irq:
-	free_irq(rt.irq, &rt);
-err_marker:
-	if (rt.marker)
-		gpio_free(rt.marker_gpio);
-err_isr:
-	gpio_free(rt.isr_gpio);
-err_stim:
-	gpio_free(rt.stim_gpio);
+err_lines:
+	rt_free_lines();
+err_misc:
+	gpiod_remove_lookup_table(&rt_lookup);
+	misc_deregister(&rt_misc);
 	return ret;
 }
 
 static void __exit rt_exit(void)
 {
+	free_irq(rt.irq, &rt); /* waits for both handlers */
+	rt_free_lines();
+	gpiod_remove_lookup_table(&rt_lookup);
 	/* No reader remains: an open /dev/rtrig holds this module. */
 	misc_deregister(&rt_misc);
-	free_irq(rt.irq, &rt); /* waits for both handlers */
-	gpiod_set_value_cansleep(rt.isr, 0);
-	if (rt.marker) {
-		gpiod_set_value_cansleep(rt.marker, 0);
-		gpio_free(rt.marker_gpio);
-	}
-	gpio_free(rt.isr_gpio);
-	gpio_free(rt.stim_gpio);
 }
 
 module_init(rt_init);
