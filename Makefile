@@ -88,31 +88,31 @@ test: venv system-deps fpga-tools linux-deps  ## install what is needed and run 
 	$(MAKE) test-firmware
 	$(MAKE) test-python
 
-# The Linux test bed (tests/linux, docs/linux.md): QEMU and the headers of Debian's
-# newest generic and PREEMPT_RT kernels; the kernel images themselves are fetched by
-# the tests (apt-get download) into ~/.cache/rtrig/linux, by version.
-LINUX_KERNELS := linux-image-amd64 linux-image-rt-amd64
+# The Linux test bed (tests/linux, docs/linux.md): QEMU for x86_64 and arm64, Debian's
+# aarch64 cross compiler and static libc, and the arm64 package lists. The kernels and
+# their headers (6.1 and 6.12, generic and rt, amd64 and arm64: the newest of each line)
+# are fetched by name with apt-get download into ~/.cache/rtrig/linux, by version, and
+# printed; nothing of them is installed into the system.
+LINUX_PACKAGES := qemu-system-x86 qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+                  libelf1 libssl3 zlib1g
 
-linux-deps:          ## QEMU and the headers of Debian's newest generic and rt kernels
+linux-deps:          ## QEMU, the arm64 cross compiler, and the kernels of the Linux test bed
 	@if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
 	  echo "warning: not root on Debian: the Linux test bed (tests/linux) will skip"; exit 0; fi; \
-	resolve() { apt-cache depends $$1 2>/dev/null | sed -n 's/.*Depends: linux-image-//p' | head -1; }; \
-	[ -n "$$(resolve linux-image-amd64)" ] || apt-get update -qq; \
-	pkgs="qemu-system-x86"; \
-	for meta in $(LINUX_KERNELS); do rel=$$(resolve $$meta); \
-	  [ -n "$$rel" ] || { echo "error: apt-cache names no kernel for $$meta"; exit 1; }; \
-	  echo "Linux test bed: Debian kernel $$rel ($$(apt-cache policy linux-image-$$rel | \
-	    sed -n 's/.*Candidate: //p'))"; \
-	  pkgs="$$pkgs linux-headers-$$rel"; done; \
-	missing=""; for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then \
+	  echo "adding Debian's arm64 package lists (arm64 kernels, headers, busybox)"; \
+	  dpkg --add-architecture arm64 && apt-get update -qq; fi; \
+	[ -n "$$(apt-cache search --names-only '^linux-image-rt-arm64$$')" ] || apt-get update -qq; \
+	missing=""; for p in $(LINUX_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	    $$missing >/dev/null || { echo "error: apt-get failed"; exit 1; }; fi
-	@echo "Linux test bed: QEMU x86_64 under TCG: timing in the VM means nothing," \
+	    $$missing >/dev/null || { echo "error: apt-get failed"; exit 1; }; fi; \
+	$(PYTHON) tests/linux/linux_bed.py
+	@echo "Linux test bed: QEMU under TCG: timing in the VM means nothing," \
 	  "the tests check behaviour only (no latency figure from it is a result)"
 
-test-linux: venv linux-deps  ## the Linux target in a QEMU VM on Debian's generic and rt kernels
-	$(PY) -m pytest -q tests/linux
+test-linux: venv linux-deps  ## the Linux target in QEMU VMs: 6.1 and 6.12, generic and rt, x86_64 and arm64
+	$(PY) -m pytest -q -n $(JOBS) --dist loadgroup tests/linux
 
 test-firmware:       ## firmware: native kernel tests, QEMU self-tests, all builds
 	$(MAKE) -C firmware all test

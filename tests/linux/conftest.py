@@ -1,14 +1,17 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""One VM per kernel flavour (Debian's generic and PREEMPT_RT), booted once per module.
+"""One VM per row of the kernel matrix (linux_bed.MATRIX: 6.1 and 6.12, generic and
+PREEMPT_RT, x86_64 and arm64), booted once per module. Each row is an xdist group of
+its own, so under ``make test`` the rows boot on all workers at once.
 
-Where the bed cannot be set up (no QEMU, no headers, not Debian) the tests are skipped
+A row whose kernel line Debian no longer ships is skipped with that reason. Where the
+bed cannot be set up (no QEMU, no cross compiler, not Debian) the tests are skipped
 with the reason, except in CI (``CI=true``), where that is a failure: `make test`
 installs what they need (``make linux-deps``)."""
 
 import os
 
 import pytest
-from linux_bed import VM, BedError, Kernel, build
+from linux_bed import MATRIX, VM, BedError, Kernel, NotShipped, build
 
 
 def _unavailable(reason):
@@ -17,10 +20,18 @@ def _unavailable(reason):
     pytest.skip(f"Linux test bed: {reason}")
 
 
-@pytest.fixture(scope="module", params=["generic", "rt"])
+def _row_id(row):
+    return "-".join(row)
+
+
+@pytest.fixture(scope="module", params=[
+    pytest.param(row, id=_row_id(row), marks=pytest.mark.xdist_group(f"linux-{_row_id(row)}"))
+    for row in MATRIX])
 def kernel(request):
     try:
-        return Kernel(request.param)
+        return Kernel(*request.param)
+    except NotShipped as e:
+        pytest.skip(str(e))
     except (BedError, FileNotFoundError) as e:
         _unavailable(e)
 
@@ -29,8 +40,8 @@ def kernel(request):
 def vm(kernel, tmp_path_factory):
     try:
         products = build(kernel)
-        guest = VM(kernel, products, tmp_path_factory.mktemp(f"vm-{kernel.flavour}"))
-    except BedError as e:
+        guest = VM(kernel, products, tmp_path_factory.mktemp(f"vm-{kernel.release}"))
+    except (BedError, FileNotFoundError) as e:
         _unavailable(e)
     # The virtual chip stays loaded: the agent holds its device open once it has
     # driven a line. Each test loads and unloads the target module itself.

@@ -2,75 +2,184 @@
 """The Linux test bed: Debian's kernels in a QEMU VM, with the project's target module,
 program and a virtual GPIO chip (firmware/linux/), driven from the host.
 
-* **Kernels** are Debian's newest packaged ``amd64`` and ``rt-amd64`` images (the
-  packages ``linux-image-amd64`` and ``linux-image-rt-amd64`` name them), fetched with
-  ``apt-get download`` and kept in ``~/.cache/rtrig/linux/`` by package version. Their
-  headers come installed from Debian (``make linux-deps``, as root).
-* **The initramfs** is busybox (Debian's ``busybox-static``), the modules and the
-  programs built for that kernel, and an ``/init`` that starts the guest agent on the
-  second serial port.
-* **The VM** is ``qemu-system-x86_64`` under TCG (``-cpu max``): timing in it means
-  nothing, only behaviour. Its first serial port is the kernel console (a file), the
-  second the agent's line protocol on a Unix socket (:class:`VM`).
+* **The matrix** (:data:`MATRIX`): each kernel line Debian packages (6.1, 6.12), generic
+  and PREEMPT_RT, on x86_64 and, for 6.12, on arm64. Each row's kernel is the newest
+  of its line in Debian's package lists at test time (:func:`newest_release`); a row
+  whose line Debian no longer ships is skipped with that reason.
+* **Kernels and headers** are fetched by name with ``apt-get download`` and kept in
+  ``~/.cache/rtrig/linux/`` by package version: the image (only its ``vmlinuz`` is
+  kept), the flavour's headers with their ``-common`` part and the host's kbuild tools,
+  extracted with ``dpkg-deb`` into a tree of their own (:class:`Headers`). Nothing is
+  installed into the system, so arm64 headers serve a cross build as amd64 ones do.
+* **The initramfs** is busybox (Debian's ``busybox-static`` of the guest's
+  architecture), the modules and the programs built for that kernel, and an ``/init``
+  that starts the guest agent on its own serial line.
+* **The VM** is ``qemu-system-x86_64`` (``pc``) or ``qemu-system-aarch64`` (``virt``)
+  under TCG: timing in it means nothing, only behaviour. Its first serial port is the
+  kernel console (a file); the agent's line protocol runs on a second serial port
+  (x86_64) or a virtio console (arm64), a Unix socket on the host (:class:`VM`).
 """
 
 import hashlib
+import json
 import os
 import re
 import shutil
 import socket
 import subprocess
+import tarfile
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LINUX_SRC = ROOT / "firmware" / "linux"
 CACHE = Path(os.environ.get("RTRIG_CACHE_DIR", Path.home() / ".cache" / "rtrig")) / "linux"
-#: flavour → the Debian meta-package that depends on its newest kernel image.
-FLAVOURS = {"generic": "linux-image-amd64", "rt": "linux-image-rt-amd64"}
-QEMU = "qemu-system-x86_64"
 #: Offsets of the virtual chip's lines (docs/linux.md, "The VM test bed").
 LINES = {"stim0": 0, "stim1": 1, "load_en": 2, "isr_out": 3, "app_out": 4, "heartbeat": 5,
          "marker0": 6, "marker1": 7, "marker2": 8}
+
+
+@dataclass(frozen=True)
+class Arch:
+    """How one guest architecture is built and booted."""
+    name: str           # x86_64, arm64
+    deb: str            # Debian's architecture and flavour suffix: amd64, arm64
+    qemu: list          # the emulator and its machine
+    console: str        # the kernel console's device
+    agent_tty: str      # the agent's line in the guest
+    agent_port: list    # QEMU options that give agent_tty on the chardev "agent"
+    kbuild: dict        # ARCH=, CROSS_COMPILE= for a cross build; {} for a native one
+
+
+ARCHES = {
+    "x86_64": Arch("x86_64", "amd64", ["qemu-system-x86_64", "-cpu", "max"], "ttyS0",
+                   "/dev/ttyS1", ["-serial", "chardev:agent"], {}),
+    # virt has one UART: the agent talks over a virtio console (CONFIG_VIRTIO_CONSOLE=y
+    # in Debian's arm64 flavours); Cortex-A72 emulates faster than -cpu max
+    "arm64": Arch("arm64", "arm64",
+                  ["qemu-system-aarch64", "-M", "virt", "-cpu", "cortex-a72"], "ttyAMA0",
+                  "/dev/hvc0",
+                  ["-device", "virtio-serial-pci", "-device", "virtconsole,chardev=agent"],
+                  {"ARCH": "arm64", "CROSS_COMPILE": "aarch64-linux-gnu-"}),
+}
+#: (kernel line, flavour, architecture): every row the bed boots (``make test-linux``).
+MATRIX = [("6.1", "generic", "x86_64"), ("6.1", "rt", "x86_64"),
+          ("6.12", "generic", "x86_64"), ("6.12", "rt", "x86_64"),
+          ("6.12", "generic", "arm64"), ("6.12", "rt", "arm64")]
+HOST_DEB = "amd64"
 
 
 class BedError(RuntimeError):
     """The test bed cannot be set up here (a one-line reason)."""
 
 
+class NotShipped(BedError):
+    """Debian's package lists hold no kernel of a row's line (a skip, not a failure)."""
+
+
 def _run(cmd, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    except FileNotFoundError:
+        raise BedError(f"{cmd[0]} is not installed (make linux-deps)") from None
     if r.returncode:
         raise BedError(f"{' '.join(map(str, cmd))}: {(r.stderr or r.stdout).strip()[-400:]}")
     return r.stdout
 
 
-def kernel_package(flavour):
-    """``linux-image-6.1.0-56-amd64``: the image package Debian's meta-package names."""
-    out = _run(["apt-cache", "depends", FLAVOURS[flavour]])
-    m = re.search(r"Depends: (linux-image-\S+)", out)
-    if not m:
-        raise BedError(f"apt-cache names no kernel for {FLAVOURS[flavour]} (run apt-get update)")
-    return m.group(1)
+def _qualified(pkg, deb):
+    """``pkg:arm64`` for a foreign architecture's package, ``pkg`` for the host's."""
+    return pkg if deb in (HOST_DEB, "all") else f"{pkg}:{deb}"
+
+
+def flavour_tag(flavour, arch):
+    """Debian's flavour name: ``amd64``, ``rt-amd64``, ``arm64``, ``rt-arm64``."""
+    return arch.deb if flavour == "generic" else f"rt-{arch.deb}"
+
+
+# apt-cache rebuilds its package cache on every call where it is not kept (a few
+# seconds with two architectures' lists): ask about many packages at once, and keep
+# the answers in the cache for as long as the package lists stay the same.
+def _lists_fingerprint():
+    h = hashlib.sha256()
+    for p in sorted(Path("/var/lib/apt/lists").glob("*_Packages*")):
+        st = p.stat()
+        h.update(f"{p.name} {st.st_size} {st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:16]
+
+
+_MEMO = CACHE / "apt" / f"answers-{_lists_fingerprint()}.json"
+try:
+    _memo = json.loads(_MEMO.read_text())
+except (OSError, ValueError):
+    _memo = {}
+_versions = _memo.setdefault("versions", {})
+_searches = _memo.setdefault("searches", {})
+_deps = _memo.setdefault("depends", {})
+
+
+def _keep_answers():
+    _MEMO.parent.mkdir(parents=True, exist_ok=True)
+    part = _MEMO.with_name(f"{_MEMO.name}.{os.getpid()}.part")
+    part.write_text(json.dumps(_memo))
+    part.replace(_MEMO)
+
+
+def package_versions(pkgs):
+    """``{package: candidate version or None}`` for ``pkgs`` (``name`` or ``name:arch``),
+    asked of apt-cache in one call and remembered."""
+    todo = [p for p in dict.fromkeys(pkgs) if p not in _versions]
+    if todo:
+        out = _run(["apt-cache", "policy", *todo])
+        found = dict(re.findall(r"^(\S+):\n  Installed: .*\n  Candidate: (\S+)", out, re.M))
+        for p in todo:
+            _versions[p] = None if found.get(p, "(none)") == "(none)" else found[p]
+        _keep_answers()
+    return {p: _versions[p] for p in pkgs}
 
 
 def package_version(pkg):
-    out = _run(["apt-cache", "policy", pkg])
-    m = re.search(r"Candidate: (\S+)", out)
-    if not m or m.group(1) == "(none)":
+    version = package_versions([pkg])[pkg]
+    if version is None:
         raise BedError(f"no candidate version of {pkg} (run apt-get update)")
-    return m.group(1)
+    return version
+
+
+def newest_release(line, flavour, arch):
+    """``6.12.117+deb12-rt-arm64``: the newest kernel of ``line`` in Debian's package
+    lists whose unsigned image and headers both have a candidate version."""
+    tag = flavour_tag(flavour, arch)
+    if line not in _searches:
+        _searches[line] = _run(["apt-cache", "search", "--names-only",
+                                f"^linux-image-{re.escape(line)}\\."])
+        _keep_answers()
+    pat = re.compile(rf"linux-image-({re.escape(line)}\.\d+(?:-\d+|\+deb\d+))-{tag}-unsigned")
+    names = (ln.split(" ")[0] for ln in _searches[line].splitlines())
+    abis = sorted({m.group(1) for m in map(pat.fullmatch, names) if m},
+                  key=lambda a: [int(n) for n in re.findall(r"\d+", a)], reverse=True)
+    pairs = {abi: [_qualified(f"linux-{kind}-{abi}-{tag}{suffix}", arch.deb)
+                   for kind, suffix in (("image", "-unsigned"), ("headers", ""))]
+             for abi in abis}
+    have = package_versions([p for pair in pairs.values() for p in pair])
+    for abi in abis:
+        if all(have[p] for p in pairs[abi]):
+            return f"{abi}-{tag}"
+    raise NotShipped(f"Debian's package lists hold no {line} {flavour} {arch.deb} kernel "
+                     "with its headers (apt-get update, or the line is no longer shipped)")
 
 
 def fetch(pkg):
-    """The ``.deb`` of ``pkg``'s candidate version, downloaded once into the cache."""
+    """The ``.deb`` of ``pkg``'s (``name`` or ``name:arch``) candidate version,
+    downloaded once into the cache."""
     version = package_version(pkg)
-    deb = CACHE / "debs" / f"{pkg}_{version.replace(':', '%3a')}.deb"
+    deb = CACHE / "debs" / f"{pkg.replace(':', '_')}_{version.replace(':', '%3a')}.deb"
     if not deb.exists():
         deb.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=deb.parent) as tmp:
-            _run(["apt-get", "download", f"{pkg}={version}"], cwd=tmp)
+            os.chmod(tmp, 0o755)                # apt's sandbox user writes here
+            _run(["apt-get", "download", "-q", f"{pkg}={version}"], cwd=tmp)
             got = list(Path(tmp).glob("*.deb"))
             if len(got) != 1:
                 raise BedError(f"apt-get download {pkg} gave {len(got)} files")
@@ -79,33 +188,85 @@ def fetch(pkg):
 
 
 def _extract(deb, member, dest):
-    """One file of a ``.deb``'s data, to ``dest`` (kept across runs)."""
+    """One file of a ``.deb``'s data, to ``dest`` (kept across runs). The data is read
+    only up to that file: a kernel image's comes first, before ~400 MB of modules."""
     if dest.exists():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
-        tar = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
-        subprocess.run(["tar", "-x", "-C", tmp, f"./{member}"], stdin=tar.stdout, check=True)
-        tar.wait()
-        (Path(tmp) / member).replace(dest)
-    return dest
+    with subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL) as tar_proc:
+        try:
+            with tarfile.open(fileobj=tar_proc.stdout, mode="r|") as tar:
+                for entry in tar:
+                    if entry.name.removeprefix("./") == member and entry.isfile():
+                        part = dest.with_name(f"{dest.name}.{os.getpid()}.part")
+                        with open(part, "wb") as f:
+                            shutil.copyfileobj(tar.extractfile(entry), f)
+                        part.chmod(entry.mode & 0o755)
+                        part.replace(dest)
+                        return dest
+        finally:
+            tar_proc.kill()
+    raise BedError(f"{deb.name} holds no {member}")
+
+
+def _depends(pkg, prefix):
+    """The name of ``pkg``'s dependency that starts with ``prefix``."""
+    if pkg not in _deps:
+        _deps[pkg] = re.findall(r"Depends: <?([^\s:>]+)", _run(["apt-cache", "depends", pkg]))
+        _keep_answers()
+    for name in _deps[pkg]:
+        if name.startswith(prefix):
+            return name
+    raise BedError(f"{pkg} depends on no {prefix}* package")
+
+
+class Headers:
+    """A kernel's build tree from Debian's packages, extracted into the cache: the
+    flavour's headers, their ``-common`` part and the host's kbuild tools (a cross
+    build runs them on the host). The flavour's Makefile includes the common one by
+    its absolute ``/usr/src`` path: it is pointed at the extracted tree."""
+
+    def __init__(self, release, deb):
+        pkg = _qualified(f"linux-headers-{release}", deb)
+        parts = [pkg, _depends(pkg, "linux-headers-"), _depends(pkg, "linux-kbuild-")]
+        package_versions(parts)
+        root = CACHE / "headers" / f"{release}_{package_version(pkg)}"
+        self.path = root / "usr" / "src" / f"linux-headers-{release}"
+        if (root / ".complete").exists():
+            return
+        debs = [fetch(p) for p in parts]
+        root.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f"{root.name}.", dir=root.parent))
+        for d in debs:
+            _run(["dpkg-deb", "-x", str(d), str(tmp)])
+        mk = tmp / "usr" / "src" / f"linux-headers-{release}" / "Makefile"
+        mk.write_text(re.sub(r"^include /usr/src/", f"include {root}/usr/src/",
+                             mk.read_text(), flags=re.M))
+        (tmp / ".complete").touch()
+        shutil.rmtree(root, ignore_errors=True)
+        try:
+            os.replace(tmp, root)
+        except OSError:                         # another worker's came first
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 class Kernel:
-    """One flavour's kernel: its release (``6.1.0-56-amd64``), image and headers."""
+    """One row of :data:`MATRIX`: its release (``6.12.117+deb12-rt-arm64``), image and
+    headers."""
 
-    def __init__(self, flavour):
-        self.flavour = flavour
-        self.package = kernel_package(flavour)
-        self.release = self.package.removeprefix("linux-image-")
+    def __init__(self, line, flavour, arch):
+        self.line, self.flavour, self.arch = line, flavour, ARCHES[arch]
+        self.release = newest_release(line, flavour, self.arch)
+        self.package = _qualified(f"linux-image-{self.release}-unsigned", self.arch.deb)
         self.version = package_version(self.package)
-        self.headers = Path(f"/usr/src/linux-headers-{self.release}")
-        if not (self.headers / "Makefile").exists():
-            raise BedError(f"the headers of {self.release} are not installed: run "
-                           "`make linux-deps` as root (apt-get install "
-                           f"linux-headers-{self.release})")
+        self.headers = Headers(self.release, self.arch.deb).path
         self.image = _extract(fetch(self.package), f"boot/vmlinuz-{self.release}",
                               CACHE / self.version / f"vmlinuz-{self.release}")
+
+    @property
+    def name(self):
+        return f"{self.line} {self.flavour} {self.arch.name}"
 
     def __repr__(self):
         return f"{self.release} ({self.package} {self.version})"
@@ -137,7 +298,8 @@ def build(kernel):
     errors = []
     for attempt in (1, 2, 3):
         tmp = Path(tempfile.mkdtemp(prefix=f"{out.name}.", dir=out.parent))
-        cmd = ["make", "-C", str(LINUX_SRC), f"KDIR={kernel.headers}", f"O={tmp}"]
+        cmd = ["make", "-C", str(LINUX_SRC), f"KDIR={kernel.headers}", f"O={tmp}",
+               *(f"{k}={v}" for k, v in kernel.arch.kbuild.items())]
         r = subprocess.run(cmd, capture_output=True, text=True, env=env)
         missing = [p for p in products if not (tmp / p).exists()]
         if r.returncode == 0 and not missing:
@@ -161,8 +323,10 @@ def build(kernel):
                    f"(output: {log}): {errors[0]}")
 
 
-def busybox():
-    return _extract(fetch("busybox-static"), "bin/busybox", CACHE / "busybox")
+def busybox(deb=HOST_DEB):
+    """Debian's static busybox for ``deb`` (the host's packs the initramfs)."""
+    pkg = _qualified("busybox-static", deb)
+    return _extract(fetch(pkg), "bin/busybox", CACHE / f"busybox-{package_version(pkg)}-{deb}")
 
 
 INIT = """#!/bin/busybox sh
@@ -172,7 +336,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mkdir -p /tmp
 echo "rtrig-vm: booted $(uname -r)"
-exec /bin/rtrig-vm-agent --tty /dev/ttyS1
+exec /bin/rtrig-vm-agent --tty {agent_tty}
 """
 
 
@@ -182,16 +346,17 @@ def initramfs(kernel, products):
     if out.exists():
         return out
     bb = busybox()
+    guest_bb = busybox(kernel.arch.deb)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for d in ("bin", "dev", "proc", "sys", "tmp", "lib/rtrig"):
             (root / d).mkdir(parents=True, exist_ok=True)
-        shutil.copy(bb, root / "bin" / "busybox")
+        shutil.copy(guest_bb, root / "bin" / "busybox")
         for p in ("rtrig-linux", "rtrig-vm-agent"):
             shutil.copy(products / p, root / "bin" / p)
         for p in ("rtrig_linux.ko", "rtrig_vgpio.ko"):
             shutil.copy(products / p, root / "lib" / "rtrig" / p)
-        (root / "init").write_text(INIT)
+        (root / "init").write_text(INIT.format(agent_tty=kernel.arch.agent_tty))
         (root / "init").chmod(0o755)
         files = subprocess.run(["find", "."], cwd=root, capture_output=True, check=True).stdout
         cpio = subprocess.run([str(bb), "cpio", "-o", "-H", "newc"], cwd=root, input=files,
@@ -210,14 +375,16 @@ class VM:
 
     def __init__(self, kernel, products, workdir, boot_timeout=180):
         self.kernel = kernel
-        self.console = Path(workdir) / f"console-{kernel.flavour}.log"
+        self.console = Path(workdir) / f"console-{kernel.release}.log"
         self.sock_path = Path(tempfile.mkdtemp(prefix="rtrig-vm-")) / "agent.sock"
-        cmd = [QEMU, "-accel", "tcg", "-cpu", "max", "-m", "512", "-smp", "2",
+        arch = kernel.arch
+        cmd = [*arch.qemu, "-accel", "tcg", "-m", "512", "-smp", "2",
                "-nographic", "-no-reboot", "-nic", "none", "-monitor", "none",
                "-kernel", str(kernel.image), "-initrd", str(initramfs(kernel, products)),
-               "-append", "console=ttyS0 panic=-1 oops=panic",
+               "-append", f"console={arch.console} panic=-1 oops=panic",
                "-serial", f"file:{self.console}",
-               "-serial", f"unix:{self.sock_path},server=on,wait=off"]
+               "-chardev", f"socket,id=agent,path={self.sock_path},server=on,wait=off",
+               *arch.agent_port]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
         self.buf = b""
@@ -340,3 +507,30 @@ class VM:
         finally:
             self.sock.close()
             shutil.rmtree(self.sock_path.parent, ignore_errors=True)
+
+
+def main():
+    """Resolve, fetch and print every row's kernel (``make linux-deps``); a row that
+    cannot be had says why."""
+    import sys
+    failed = False
+    for line in {row[0] for row in MATRIX}:        # the lists, asked at once
+        for flavour, arch in {row[1:] for row in MATRIX}:
+            try:
+                newest_release(line, flavour, ARCHES[arch])
+            except NotShipped:
+                pass
+    for row in MATRIX:
+        try:
+            k = Kernel(*row)
+            print(f"Linux test bed: {' '.join(row)}: Debian kernel {k.release} ({k.version})")
+        except NotShipped as e:
+            print(f"Linux test bed: {' '.join(row)}: skipped: {e}")
+        except BedError as e:
+            print(f"error: Linux test bed: {' '.join(row)}: {e}", file=sys.stderr)
+            failed = True
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
