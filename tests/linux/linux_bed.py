@@ -244,10 +244,9 @@ class Headers:
         mk.write_text(re.sub(r"^include /usr/src/", f"include {root}/usr/src/",
                              mk.read_text(), flags=re.M))
         (tmp / ".complete").touch()
-        shutil.rmtree(root, ignore_errors=True)
         try:
-            os.replace(tmp, root)
-        except OSError:                         # another worker's came first
+            os.replace(tmp, root)               # only complete trees are ever in place
+        except OSError:                         # another worker's came first: keep it
             shutil.rmtree(tmp, ignore_errors=True)
 
 
