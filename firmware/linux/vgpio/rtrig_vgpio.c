@@ -447,7 +447,7 @@ static int __init vg_init(void)
 		pr_err(VG_NAME ": misc_register /dev/" VG_NAME " failed (%d)\n", ret);
 		goto err_chip;
 	}
-	pr_info(VG_NAME ": %d lines from GPIO %d, /dev/" VG_NAME "\n", VG_NGPIO, vg.gc.base);
+	pr_info(VG_NAME ": %d lines, /dev/" VG_NAME "\n", VG_NGPIO);
 	return 0;
 
 err_chip:
