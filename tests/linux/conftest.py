@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """One VM per row of the kernel matrix (linux_bed.MATRIX: 6.1 and 6.12, generic and
 PREEMPT_RT, x86_64 and arm64), booted once per module. Each row is an xdist group of
-its own, so under ``make test`` the rows boot on all workers at once.
+its own, so the rows boot on all workers at once. ``make test`` boots one row per
+kernel line and architecture (``RTRIG_LINUX_MATRIX=family``), ``make test-linux`` all.
 
 A row whose kernel line Debian no longer ships is skipped with that reason. Where the
 bed cannot be set up (no QEMU, no cross compiler, not Debian) the tests are skipped
@@ -11,7 +12,7 @@ installs what they need (``make linux-deps``)."""
 import os
 
 import pytest
-from linux_bed import MATRIX, VM, BedError, Kernel, NotShipped, build
+from linux_bed import MATRIX, VM, BedError, Kernel, NotShipped, build, matrix_skip
 
 
 def _unavailable(reason):
@@ -28,6 +29,8 @@ def _row_id(row):
     pytest.param(row, id=_row_id(row), marks=pytest.mark.xdist_group(f"linux-{_row_id(row)}"))
     for row in MATRIX])
 def kernel(request):
+    if matrix_skip(request.param):
+        pytest.skip(matrix_skip(request.param))
     try:
         return Kernel(*request.param)
     except NotShipped as e:
