@@ -84,7 +84,8 @@ demo-soc: venv       ## the project's kernel on the simulated RISC-V SoC, loaded
 	@echo "report: $(CURDIR)/captures/demo-soc-report.html"
 
 # `make test` boots one Linux kernel per line and architecture (6.1 rt x86_64, 6.12
-# generic x86_64, 6.12 rt arm64) to stay within its time; `make test-linux` boots all.
+# generic x86_64, 6.12 rt arm64; 6.1 generic arm64 is built only) to stay within its
+# time; `make test-linux` boots all six.
 test: export RTRIG_LINUX_MATRIX ?= family
 test: venv system-deps fpga-tools linux-deps  ## install what is needed and run every test
 	$(MAKE) -C firmware toolchains

@@ -7,7 +7,16 @@ import platform
 import subprocess
 
 import pytest
-from linux_bed import LINUX_SRC, MATRIX, BedError, Kernel, NotShipped, build
+from linux_bed import (
+    BUILD_ONLY,
+    LINUX_SRC,
+    MATRIX,
+    BedError,
+    Kernel,
+    NotShipped,
+    build,
+    matrix_skip,
+)
 
 
 def make(tmp_path, *args):
@@ -80,3 +89,23 @@ def test_the_program_on_another_kernel_names_both_kernels(host_build):
     r = subprocess.run([str(products / "rtrig-linux"), "--chip", "any", "--app-out", "4"],
                        capture_output=True, text=True)
     one_error_line(r, "/dev/rtrig", kernel.release, platform.release())
+
+
+@pytest.mark.parametrize("row", BUILD_ONLY, ids="-".join)
+def test_the_lines_not_booted_on_arm64_build_with_wall_werror(row):
+    # the booted rows build in the VM fixtures; these are compiled only
+    if matrix_skip(row):
+        pytest.skip(matrix_skip(row))
+    try:
+        kernel = Kernel(*row, boot=False)
+    except NotShipped as e:
+        pytest.skip(str(e))
+    except (BedError, FileNotFoundError) as e:
+        if os.environ.get("CI"):
+            pytest.fail(f"Linux test bed: {e}", pytrace=False)
+        pytest.skip(f"Linux test bed: {e}")
+    products = build(kernel)                # Kbuild and the Makefile: -Wall -Werror
+    for product in ("rtrig_linux.ko", "rtrig_vgpio.ko", "rtrig-linux", "rtrig-vm-agent"):
+        header = (products / product).read_bytes()[:20]
+        # ELF, 64-bit, e_machine 183: AArch64
+        assert header[:5] == b"\x7fELF\x02" and int.from_bytes(header[18:20], "little") == 183
