@@ -522,16 +522,11 @@ static void start_thread(pthread_t *t, void *(*fn)(void *), int fifo_prio, const
 
 /* ------------------------------------------------------------ main */
 
-int main(int argc, char **argv)
+/* The lines (and /dev/rtrig in module mode), each refused in one line. */
+static void request_lines(void)
 {
-	pthread_t app, load;
 	unsigned int lines;
-	struct pollfd p[2];
-	sigset_t sigs;
-	FILE *hist_file = NULL;
-	int chip_fd, sig_fd, code = 0;
-
-	parse_args(argc, argv);
+	int chip_fd;
 
 	/* In module mode the module comes first: without it the lines serve nothing. */
 	if (!opt.gpio_mode) {
@@ -552,19 +547,14 @@ int main(int argc, char **argv)
 					GPIO_V2_LINE_FLAG_INPUT | GPIO_V2_LINE_FLAG_EDGE_RISING,
 					"stim");
 	close(chip_fd); /* the line requests live on without it */
+}
 
-	hist.bucket = calloc(opt.hist_buckets, sizeof(*hist.bucket));
-	if (!hist.bucket)
-		fail(EXIT_RUN, "no memory for %ld histogram buckets", opt.hist_buckets);
-	if (opt.hist) {
-		hist_file = fopen(opt.hist, "w");
-		if (!hist_file)
-			fail(EXIT_SETUP, "cannot write --hist %s: %s", opt.hist, strerror(errno));
-	}
-	if (opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
-		fail(EXIT_RUN, "mlockall: %s", strerror(errno));
+/* SIGINT and SIGTERM go to the returned signalfd only; threads inherit the mask. */
+static int block_signals(void)
+{
+	sigset_t sigs;
+	int sig_fd;
 
-	/* Signals go to the signalfd only; threads inherit the mask. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
@@ -575,6 +565,58 @@ int main(int argc, char **argv)
 	done_fd = eventfd(0, EFD_CLOEXEC);
 	if (sig_fd < 0 || stop_fd < 0 || done_fd < 0)
 		fail(EXIT_RUN, "signalfd/eventfd: %s", strerror(errno));
+	return sig_fd;
+}
+
+/* Until a signal, or a thread that ends on an error; then both threads stop. */
+static void run_until_stopped(int sig_fd, pthread_t app, pthread_t load)
+{
+	struct pollfd p[2] = {
+		{ .fd = sig_fd, .events = POLLIN },
+		{ .fd = done_fd, .events = POLLIN },
+	};
+	uint64_t one = 1;
+
+	while (poll(p, 2, -1) < 0 && errno == EINTR)
+		;
+	stop_flag = 1;
+	if (write(stop_fd, &one, sizeof(one)) != sizeof(one))
+		abort();
+	pthread_join(app, NULL);
+	if (load_fd >= 0)
+		pthread_join(load, NULL);
+}
+
+static void release_lines(void)
+{
+	line_set(app_fd, 0);
+	close(event_fd);
+	close(app_fd);
+	if (hb_fd >= 0) {
+		close(hb_fd);
+		close(load_fd);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t app, load = 0;
+	FILE *hist_file = NULL;
+	int sig_fd, code = 0;
+
+	parse_args(argc, argv);
+	request_lines();
+	hist.bucket = calloc(opt.hist_buckets, sizeof(*hist.bucket));
+	if (!hist.bucket)
+		fail(EXIT_RUN, "no memory for %ld histogram buckets", opt.hist_buckets);
+	if (opt.hist) {
+		hist_file = fopen(opt.hist, "w");
+		if (!hist_file)
+			fail(EXIT_SETUP, "cannot write --hist %s: %s", opt.hist, strerror(errno));
+	}
+	if (opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+		fail(EXIT_RUN, "mlockall: %s", strerror(errno));
+	sig_fd = block_signals();
 
 	start_thread(&app, app_thread, opt.prio, "APP");
 	if (load_fd >= 0)
@@ -585,29 +627,8 @@ int main(int argc, char **argv)
 		       load_fd >= 0 ? ", LOAD thread" : "");
 		fflush(stdout);
 	}
-
-	p[0] = (struct pollfd){ .fd = sig_fd, .events = POLLIN };
-	p[1] = (struct pollfd){ .fd = done_fd, .events = POLLIN };
-	while (poll(p, 2, -1) < 0 && errno == EINTR)
-		;
-
-	stop_flag = 1;
-	{
-		uint64_t one = 1;
-
-		if (write(stop_fd, &one, sizeof(one)) != sizeof(one))
-			abort();
-	}
-	pthread_join(app, NULL);
-	if (load_fd >= 0)
-		pthread_join(load, NULL);
-	line_set(app_fd, 0);
-	close(event_fd);
-	close(app_fd);
-	if (hb_fd >= 0) {
-		close(hb_fd);
-		close(load_fd);
-	}
+	run_until_stopped(sig_fd, app, load);
+	release_lines();
 
 	if (app_error[0]) {
 		fprintf(stderr, "error: %s\n", app_error);
