@@ -12,7 +12,7 @@ from .timebase import TIME_WIDTH
 __all__ = ["EdgeDetector", "QuadSampler", "InputCapture", "IN_DELAY"]
 
 #: Ticks between a pin change and its edge detection: two synchroniser flip-flops.
-#: Subtracted from every timestamp, so event times are pin times (DESIGN §1).
+#: Subtracted from every timestamp, so event times are pin times (docs/architecture.md, "Time and resolution").
 IN_DELAY = 2
 
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The host link feature: the UART, packet framing, register commands and the
-arbiter that shares the link among the rig's packet streams (DESIGN §2)."""
+arbiter that shares the link among the rig's packet streams (docs/protocol.md)."""
 
 from amaranth import Module, Signal
 from amaranth.lib import fifo, stream

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """On-chip statistics: per-channel latency accumulators, histograms and heartbeat windows.
 
-At pulse rates the host link cannot carry (DESIGN §3, "on-chip statistics"), the rig
+At pulse rates the host link cannot carry (docs/architecture.md, "Measurement modes"), the rig
 accumulates, per response channel, everything the host needs for a summary and reads
 it once at the end:
 

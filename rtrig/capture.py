@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Capture files: versioned, self-describing, written incrementally (DESIGN §5).
+"""Capture files: versioned, self-describing, written incrementally (docs/capture-format.md).
 
 Layout (all integers little-endian)::
 
@@ -325,7 +325,7 @@ class Capture(_CaptureHeader):
 
 
 def load(path):
-    """Load a capture file (the one call of DESIGN §5)."""
+    """Load a capture file (the one call of docs/capture-format.md)."""
     return Capture(path)
 
 

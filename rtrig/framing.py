@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The host's side of the packet framing of :mod:`rtrig.protocol` (DESIGN §2).
+"""The host's side of the packet framing of :mod:`rtrig.protocol` (docs/protocol.md).
 
 ``END SLIP( type:u8 | seq:u8 | payload | crc16:u16 big-endian ) END``: the CRC and
 SLIP encoder with which the host sends, the incremental decoder with which it

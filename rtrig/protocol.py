@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The rig's wire protocol and register map, defined once for gateware and host.
 
-Framing (DESIGN §2)
+Framing (docs/protocol.md)
 -------------------
 Every packet, in both directions, is::
 

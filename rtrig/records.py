@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The rig's stream records, each declared once (DESIGN §2).
+"""The rig's stream records, each declared once (docs/protocol.md).
 
 A record is a list of bit fields, least significant first, as the gateware packs it
 and the link carries it (the payload bytes are the record's bits, little-endian). From

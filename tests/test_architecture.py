@@ -252,7 +252,7 @@ def test_only_the_rig_room_holds_the_link():
     assert not stale, f"allowed but no longer found, drop them: {sorted(map(str, stale))}"
 
 
-#: The longest a function of the gateware or the host may be, in lines (STYLE.md: an
+#: The longest a function of the gateware or the host may be, in lines (an
 #: ``elaborate`` of hundreds of lines is a sign to compose components).
 MAX_FUNCTION_LINES = 100
 

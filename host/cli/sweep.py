@@ -20,7 +20,7 @@ __all__ = ["sweep"]
 
 
 def print_table(res):
-    """The figures as METHOD.md's table, then how they were found."""
+    """The figures as docs/method.md's table, then how they were found."""
     names = list(res.figures)
     click.echo("| " + " | ".join(sweep_figure_name(n) for n in names) + " |")
     click.echo("|" + " --- |" * len(names))

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Exports of captures for other tools (DESIGN §4): CSV, JSON, VCD, cyclictest.
+"""Exports of captures for other tools (docs/exports.md): CSV, JSON, VCD, cyclictest.
 
 * ``csv`` — one row per stimulus pulse: pulse index, stimulus time, and for each
   channel latency, completion and the missed/incomplete flags (ns, integers when

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Named parameter sets for the model target.
 
-Each preset imitates one OS profile of ``METHOD.md``'s table (seed 001, StrongARM
+Each preset imitates one OS profile of docs/method.md's table (StrongARM
 SA-1110) with the model of ``docs/model.md``, plus ``fast``, a demo profile whose MF
 values sit in the 10–200 kHz range so that short simulations show every effect.
 ``docs/model.md`` lists the reference figures of each preset and where the model

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Self-test of the rig: the loopback and model targets have known latencies, so
-every sample must read exactly what they were set to (DESIGN §1: ±1 tick)."""
+every sample must read exactly what they were set to (±1 tick: docs/architecture.md,
+"Time and resolution")."""
 
 import tempfile
 from pathlib import Path

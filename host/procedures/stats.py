@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""On-chip statistics mode: accumulate in the rig, read once at the end (DESIGN §3).
+"""On-chip statistics mode: accumulate in the rig, read once at the end (docs/statistics.md).
 
 :func:`run_stats_capture` programs the stimulus and target exactly like
 :func:`rtrig.host.procedures.measure.run_capture`, runs the pulses with every link stream off

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Frequency sweep: MF-ISR, MF-APP and SF between two frequencies (DESIGN §4).
+"""Frequency sweep: MF-ISR, MF-APP and SF between two frequencies (docs/sweep.md).
 
 MF (max frequency) of a channel is the lowest stimulus frequency at which the
 channel misses a pulse; SF (saturation frequency) the lowest at which the target's

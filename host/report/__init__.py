@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""HTML reports of captures: one self-contained, interactive file (DESIGN §4).
+"""HTML reports of captures: one self-contained, interactive file (docs/report.md).
 
 The report is built in three layers so that each can be tested on its own; this
 package hands on the names of all three:

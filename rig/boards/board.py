@@ -193,7 +193,7 @@ class BoardTop(Elaboratable):
     Every pin goes through a plain (unregistered) ``io.Buffer``: the Rig's stimulus
     outputs are flip-flop outputs already, and its input synchroniser is the first
     register the target's edges meet, so the delays the Rig subtracts (``IN_DELAY``)
-    are the pin-to-pin delays (DESIGN §1). A Rig with DDR input capture gets its inputs
+    are the pin-to-pin delays (docs/architecture.md, "Time and resolution"). A Rig with DDR input capture gets its inputs
     through ``io.DDRBuffer``s (two registers: the Rig's ``pin_latency``); with four
     samples per clock the buffers run in domain ``fast`` (twice ``sync``, from the
     board's clocking) behind a :class:`~rtrig.gateware.capture.QuadSampler` (three

@@ -6,10 +6,10 @@
 tools named through Amaranth's tool variables (``YOSYS``, ``NEXTPNR_ECP5``, ...).
 nextpnr runs with ``--timing-allow-fail`` and writes a JSON report; :func:`check_timing`
 then compares the achieved Fmax of every clock with its constraint and fails with a
-one-line message on a miss (DESIGN §8, §10). An unchanged build comes from the build
-cache (``$RTRIG_BUILD_CACHE``, default ``~/.cache/rtrig/boards``; see :func:`build`), and
-a variant on another's die (``Board.same_die_as``: the ULX3S 12F) is packed from that
-variant's place and route.
+one-line message on a miss (docs/architecture.md, "Builds and toolchains"). An
+unchanged build comes from the build cache (``$RTRIG_BUILD_CACHE``, default
+``~/.cache/rtrig/boards``; see :func:`build`), and a variant on another's die
+(``Board.same_die_as``: the ULX3S 12F) is packed from that variant's place and route.
 
 Command line (used by ``rig/boards/boards.mk``)::
 

@@ -4,8 +4,8 @@ and the resources used.
 
 nextpnr runs with ``--timing-allow-fail`` and writes a JSON report (``--report``);
 :func:`check_timing` compares the achieved Fmax of every clock with its constraint and
-fails with a one-line :class:`TimingError` on a miss (DESIGN §8, §10), for a fresh build
-and a cached one alike.
+fails with a one-line :class:`TimingError` on a miss (docs/architecture.md, "Builds
+and toolchains"), for a fresh build and a cached one alike.
 """
 
 import json

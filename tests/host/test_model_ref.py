@@ -146,7 +146,7 @@ def test_presets():
 
 
 def test_ce30_preset_tracks_the_paper():
-    # METHOD.md: CE 3.0 MF-ISR 127 kHz, MF-APP 28 kHz, loaded MF-APP 15 kHz
+    # docs/method.md: CE 3.0 MF-ISR 127 kHz, MF-APP 28 kHz, loaded MF-APP 15 kHz
     p = preset("ce30")
     assert mf_isr(p, pulses=500) == pytest.approx(127e3, rel=0.05)
     assert mf_app(p, pulses=500) == pytest.approx(28e3, rel=0.05)

@@ -290,7 +290,7 @@ def test_report_page(two_channel):
     # the histogram's data round-trips through the page: counts sum to answered
     bars = [t for t in figs[0]["data"] if t["type"] == "bar"]
     assert sum(int(_decode(t["y"]).sum()) for t in bars) == len(_answered(isr)) + 4997
-    # table in the form of METHOD.md
+    # table in the form of docs/method.md
     for head in ("min", "max", "jitter", "mean", "p50", "p99", "p99.9", "p99.99", "missed"):
         assert f"<th>{head}</th>" in html
     st = channel_stats(isr, TICK_HZ)

@@ -55,7 +55,7 @@ def test_rt_test_boots(soc):
 
 def test_isr_latency_matches_the_self_timed_figure(soc, tmp_path):
     # Jittered period: pulses fall at every phase of the 1 ms kernel tick, so the
-    # tick's outliers are checked too (DESIGN §10).
+    # tick's outliers are checked too (docs/architecture.md, "Facts the design rests on").
     trace = soc.sim.trace
     before = len(trace.read_text().split()) if trace.exists() else 0
     s = CaptureSettings(freq=5_000, count=300, target="soc", channels=("isr", "app"),

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause
- * rt_test: the rig's test program (docs/firmware.md, shared METHOD.md).
+ * rt_test: the rig's test program (docs/firmware.md, docs/method.md).
  *
  * ISR_TEST  the stimulus ISR raises ISR_OUT first thing and drops it when done.
  * APP_TEST  a thread at priority 0, quantum 0, blocked on the event the ISR
