@@ -193,7 +193,6 @@ def fetch(pkg):
     if not deb.exists():
         deb.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=deb.parent) as tmp:
-            os.chmod(tmp, 0o755)                # apt's sandbox user writes here
             _run(["apt-get", "download", "-q", f"{pkg}={version}"], cwd=tmp)
             got = list(Path(tmp).glob("*.deb"))
             if len(got) != 1:
