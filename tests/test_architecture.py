@@ -174,7 +174,7 @@ ALLOWED_LINK_ATTRS = {
         "SuiteResult.link: the loss counters of the public result (a dict)",
     ("rtrig.host.procedures.sweep", "res.link"):
         "a step's CaptureResult.link: the loss counters it records (a dict)",
-    ("rtrig.host.procedures.suite", "self.link"):
+    ("rtrig.host.procedures.suite.run", "self.link"):
         "SuiteResult.to_json: the result's own loss counters (a dict)",
     ("rtrig.host.sim", "self.link"):
         "SimRig.link: the twin's kind of link, 'fast' or 'line' (a string)",

@@ -226,7 +226,9 @@ def test_split_tests_leaves_an_unnamed_window_out():
 
 
 def _stall(tmp_path, words, begun, ended, last_edge, tests=("isr_to_ist", "yield")):
-    from rtrig.host.procedures.suite import _stalled, _SuiteEvents, _Trace
+    from rtrig.host.procedures.suite.run import _SuiteEvents
+    from rtrig.host.procedures.suite.stall import _stalled
+    from rtrig.host.procedures.suite.trace import _Trace
     path = tmp_path / "trace.txt"
     path.write_text("")
     trace = _Trace(path)                        # the words before are an earlier run's
@@ -324,7 +326,7 @@ def test_the_go_pulse_is_repeated_on_the_rigs_clock_not_the_hosts(monkeypatch, t
     # A twin that has run 1000 ticks per poll has had no time to begin its first test:
     # the go pulse is not repeated into its set-up, however long the host has waited.
     # A rig whose clock moves on (a board, in real time) gets it again.
-    from rtrig.host.procedures import suite as suite_mod
+    from rtrig.host.procedures.suite import run as suite_mod
     monkeypatch.setattr(suite_mod, "_GO_RETRY_S", 0.0)
     rig = _SlowTwin(ticks_per_call)
     with pytest.raises(LinkError, match="the target stopped"):
