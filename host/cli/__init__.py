@@ -16,6 +16,7 @@ from ...errors import Interrupted, RtrigError
 from .boards import build_cmd, flash_cmd
 from .capture import capture
 from .compare import compare_cmd
+from .history import history
 from .info import info
 from .options import CONTEXT, FREQUENCY, BoardChoice, RigOptions
 from .report import export, report
@@ -53,7 +54,7 @@ def cli(ctx, port, sim, debug, sim_board, sim_link, baud):
 
 
 for _command in (info, capture, sweep, suite, selftest, report, export, compare_cmd, build_cmd,
-                 flash_cmd):
+                 flash_cmd, history):
     cli.add_command(_command)
 
 

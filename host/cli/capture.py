@@ -6,6 +6,7 @@ import json
 import click
 
 from ...units import format_ns
+from .history import recording
 from .options import (
     CONTEXT,
     capture_path,
@@ -20,6 +21,7 @@ __all__ = ["capture"]
 
 
 @click.command(context_settings=CONTEXT)
+@recording
 @rig_options
 @measurement_options("capture", "target")
 @run_options("capture", "No progress on stderr.")
@@ -43,6 +45,7 @@ def capture(obj, output, as_json, quiet, firmware, console, mode, bin_shift, **o
     else:
         print_summary(res)
     warn_counters(res.link)
+    return res
 
 
 #: Stimulus settings a stimulus step rounds: register key, name.

@@ -10,6 +10,7 @@ import click
 
 from ...errors import UsageError
 from ...units import format_ns
+from .history import recording
 from .options import (
     CONTEXT,
     capture_path,
@@ -50,6 +51,7 @@ def print_table(res):
 
 
 @click.command("suite", context_settings=CONTEXT)
+@recording
 @rig_options
 @measurement_options("suite")
 @click.option("--firmware", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -106,3 +108,4 @@ def suite(obj, target, tests, iterations, load, firmware, console, output, as_js
         click.echo(f"warning: the target's own counts are not used: {res.final['trace_error']}",
                    err=True)
     warn_counters(res.link)
+    return res

@@ -7,6 +7,7 @@ import click
 
 from ...channels import sweep_figure_name
 from ...units import format_hz, format_s
+from .history import recording
 from .options import (
     CONTEXT,
     capture_path,
@@ -62,6 +63,7 @@ def long_sweep_note(settings, simulated=False):
 
 
 @click.command("sweep", context_settings=CONTEXT)
+@recording
 @rig_options
 @measurement_options("sweep", "target")
 @run_options("sweep", "No step progress on stderr.")
@@ -92,3 +94,4 @@ def sweep(obj, output, as_json, quiet, firmware, console, **options):
     else:
         print_table(res)
     warn_counters(res.final.get("link") or {})
+    return res
