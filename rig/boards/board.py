@@ -5,7 +5,7 @@ A board file (``ulx3s.py``, ``orangecrab.py``, ``icebreaker.py``) subclasses an
 amaranth-boards platform, adds the rig's pins as one resource named ``rig`` with
 named subsignals, and describes itself with a :class:`Board`.
 
-A board builds one or more of :data:`TARGETS`: the rig alone (``rig``, every board),
+A board builds one or more of :data:`BUILD_TARGETS`: the rig alone (``rig``, every board),
 the rig with the reference SoC built in (``soc``) and the SoC alone, as a target for
 a second board (``soc-alone``); the SoC tops are in ``soc.py``.
 """
@@ -19,7 +19,7 @@ from amaranth.lib import io
 from rtrig.gateware.capture import QuadSampler
 from rtrig.gateware.top import Rig
 
-__all__ = ["ECP5_CLK_FREQ", "ECP5_RIG_OPTIONS", "Board", "BoardTop", "rig_resource", "RIG_OUTPUTS", "RIG_INPUTS", "TARGETS"]
+__all__ = ["ECP5_CLK_FREQ", "ECP5_RIG_OPTIONS", "Board", "BoardTop", "rig_resource", "RIG_OUTPUTS", "RIG_INPUTS", "BUILD_TARGETS"]
 
 #: Rig → target pins, in the order of the Rig's ports.
 RIG_OUTPUTS = ("stim0", "stim1", "load_en")
@@ -27,7 +27,7 @@ RIG_OUTPUTS = ("stim0", "stim1", "load_en")
 RIG_INPUTS = ("isr_out", "app_out", "heartbeat", "marker0", "marker1", "marker2")
 
 #: What a board can be built as (``rtrig build BOARD --target T``).
-TARGETS = {
+BUILD_TARGETS = {
     "rig": "the rig",
     "soc": "the rig with the reference SoC built in (TARGET_SEL=SOC)",
     "soc-alone": "the reference SoC alone: a target for a second board's rig",
@@ -117,7 +117,7 @@ class Board:
     yosys_after_read : str
         Yosys commands run on the design before synthesis.
     targets : tuple of str
-        The :data:`TARGETS` this board builds (``rig`` always).
+        The :data:`BUILD_TARGETS` this board builds (``rig`` always).
     soc_clocking : callable or None
         ``soc_clocking(platform, with_rig) -> Elaboratable`` driving the ``soc`` domain
         at ``rtrig.boards.soc.SOC_CLK_HZ`` and, when ``with_rig``, ``sync`` at

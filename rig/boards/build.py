@@ -19,7 +19,7 @@ Command line (used by ``rig/boards/boards.mk``)::
     rtrig build ulx3s --target soc-alone [--firmware IMAGE.bin]
     rtrig build ulx3s --no-cache  # build even if the cache has it
 
-``--target`` picks what is built (``rtrig.boards.board.TARGETS``): the rig (default),
+``--target`` picks what is built (``rtrig.boards.board.BUILD_TARGETS``): the rig (default),
 the rig with the reference SoC, or the SoC alone; products of a target other than
 ``rig`` go to ``build/boards/<board>-<target>/``.
 

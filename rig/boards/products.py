@@ -2,7 +2,7 @@
 """What a build makes and where: the board and target it builds (checked by
 :func:`resolve_target`), its folder and top level's name, and its :class:`BuildResult`.
 
-A target other than the rig (``rtrig.boards.board.TARGETS``) builds into
+A target other than the rig (``rtrig.boards.board.BUILD_TARGETS``) builds into
 ``build/boards/<board>-<target>/`` (:func:`build_name`).
 """
 
@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from rtrig.errors import UsageError
 
 from . import BOARDS, get_board
-from .board import TARGETS
+from .board import BUILD_TARGETS
 
 __all__ = ["BuildResult", "build_name", "resolve_target"]
 
@@ -99,8 +99,8 @@ def resolve_target(name, target="rig"):
 
 
 def _check_target(board, target):
-    if target not in TARGETS:
-        raise UsageError(f"unknown target {target!r}", hint="targets: " + ", ".join(TARGETS))
+    if target not in BUILD_TARGETS:
+        raise UsageError(f"unknown target {target!r}", hint="targets: " + ", ".join(BUILD_TARGETS))
     if target not in board.targets:
         with_it = [b.name for b in BOARDS.values() if target in b.targets]
         raise UsageError(f"{board.name} does not build target {target!r}",

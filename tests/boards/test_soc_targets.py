@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from rtrig.boards import BOARDS, board_top, get_board, ulx3s
 from rtrig.boards import build as build_mod
-from rtrig.boards.board import RIG_INPUTS, RIG_OUTPUTS, TARGETS
+from rtrig.boards.board import BUILD_TARGETS, RIG_INPUTS, RIG_OUTPUTS
 from rtrig.boards.build import build
 from rtrig.boards.clocking import ECP5PLL, ecp5_pll_config
 from rtrig.boards.flash import flash_command
@@ -119,7 +119,7 @@ def test_soc_target_elaborates(target):
 
 def test_only_boards_with_soc_clocking_offer_the_soc_targets():
     for b in BOARDS.values():
-        assert b.targets[0] == "rig" and set(b.targets) <= set(TARGETS)
+        assert b.targets[0] == "rig" and set(b.targets) <= set(BUILD_TARGETS)
         if len(b.targets) > 1:
             assert b.soc_clocking is not None
     assert get_board("ulx3s").targets == ("rig", "soc", "soc-alone")
