@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Step", "steps", "judge"]
+__all__ = ["Step", "steps", "judge", "pool"]
 
 
 @dataclass
@@ -35,7 +35,7 @@ class Step:
     diff: tuple
 
 
-def _pool(docs):
+def pool(docs):
     """One :class:`Samples` of several runs' samples dicts, or None when they cannot
     be pooled (different ticks or bins)."""
     from ..report.compare import Samples
@@ -76,8 +76,8 @@ class _Judge:
             docs = self.history.samples(channel, [*a_ids, *b_ids])
             result = None
             if all(i in docs for i in [*a_ids, *b_ids]):
-                a = _pool([docs[i] for i in a_ids])
-                b = _pool([docs[i] for i in b_ids])
+                a = pool([docs[i] for i in a_ids])
+                b = pool([docs[i] for i in b_ids])
                 if a is not None and b is not None and a.answered and b.answered:
                     try:
                         result = compare_samples({channel: a}, {channel: b}, self.confidence,

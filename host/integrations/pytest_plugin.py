@@ -76,6 +76,11 @@ def pytest_addoption(parser):
                      "[default: rtrig/ in pytest's temporary directory].")
     g.addoption("--rtrig-results", metavar="PATH", default=None,
                 help="Write the measured figures to this JSON file, one row per test.")
+    g.addoption("--rtrig-history", metavar="DB", default=None,
+                help="Record each test's captures and sweeps into this history (an SQLite "
+                     "file or a postgresql:// URL; docs/history.md).")
+    g.addoption("--rtrig-label", metavar="KEY=VALUE", action="append", default=[],
+                help="A label of the runs recorded into --rtrig-history (repeatable).")
 
 
 def pytest_configure(config):
@@ -242,21 +247,26 @@ def pytest_runtest_setup(item):
     """Read the budget and its baselines before the test runs: a budget that cannot be
     understood, or a baseline file that is missing or of the wrong kind, is an error
     of the test, not a failure."""
-    from .budget import BudgetError, load_baselines, parse_budget
+    from .budget import BudgetError
+    from .history_gate import labels_of_test, load_all, parse_marker
     limits, problem = [], None
+    db = item.config.getoption("rtrig_history", None)
     folder = Path(str(getattr(item, "path", None) or item.fspath)).parent
     for m in item.iter_markers(_MARKER):
         if m.args:
             raise pytest.UsageError(f"{item.nodeid}: {_MARKER} takes keywords only "
                                     "(e.g. p99='5us')")
         try:
-            limits += parse_budget(m.kwargs, folder=folder)
+            limits += parse_marker(m.kwargs, folder, db)
         except BudgetError as e:
             problem = str(e)
             break
     if problem is None:
         try:
-            item.stash[_BASELINES_KEY] = load_baselines(limits)
+            limits, item.stash[_BASELINES_KEY], notes = load_all(
+                limits, db, labels_of_test(item.config, item.nodeid))
+            for note in notes:
+                item.warn(pytest.PytestWarning(f"rtrig: {note}"))
         except BudgetError as e:
             problem = str(e)
     if problem:                 # outside the handler: no chained traceback
@@ -274,6 +284,7 @@ def pytest_runtest_call(item):
     except BaseException:
         if t is not None:
             _record(item, t)
+            _record_history(item, t, "failed")
         raise
     if t is None:
         return result
@@ -287,9 +298,26 @@ def pytest_runtest_call(item):
         for g in gates:
             item.user_properties += g.properties()
         item.user_properties.append(("rtrig.budget", "failed" if bad else "met"))
+        _record_history(item, t, "failed" if bad else "complete")
         if bad:
             pytest.fail("\n".join(v.message for v in bad), pytrace=False)
+    else:
+        _record_history(item, t, "complete")
     return result
+
+
+def _record_history(item, t, status):
+    """With ``--rtrig-history``: the test's runs into the history
+    (:func:`rtrig.host.integrations.history_gate.record_test`)."""
+    db = item.config.getoption("rtrig_history", None)
+    if db is not None and (t.captures or t.sweeps):
+        from ...errors import RtrigError
+        from .budget import BudgetError
+        from .history_gate import labels_of_test, record_test
+        try:
+            record_test(db, labels_of_test(item.config, item.nodeid), t, status)
+        except (RtrigError, BudgetError) as e:
+            item.warn(pytest.PytestWarning(f"rtrig: not recorded into {db}: {e}"))
 
 
 def _record(item, t):
