@@ -16,7 +16,7 @@ export YOWASP_CACHE_DIR ?= $(CURDIR)/build/yowasp-cache
 # Debian packages: perl (Verilator), chromium + fonts (browser check of reports),
 # sigrok-cli (a real consumer of VCD exports), rt-tests (cyclictest, beside the rig
 # in reports)
-APT_PACKAGES := perl chromium fonts-dejavu-core sigrok-cli rt-tests
+APT_PACKAGES := perl chromium fonts-dejavu-core sigrok-cli rt-tests postgresql
 
 .PHONY: help venv system-deps demo demo-soc test test-python test-firmware lint bench \
         linux-deps test-linux test-linux-all \

@@ -157,7 +157,8 @@ class History:
                               [(run_id, k, str(v)) for k, v in run.labels.items()])
         self.conn.executemany(
             "INSERT INTO figures (run_id, name, value, lo, hi, unit) VALUES (?, ?, ?, ?, ?, ?)",
-            [(run_id, *f) for f in run.figures])
+            [(run_id, name, *map(_number, (value, lo, hi)), unit)
+             for name, value, lo, hi, unit in run.figures])
         self.conn.executemany("INSERT INTO samples (run_id, channel, data) VALUES (?, ?, ?)",
                               [(run_id, ch, json.dumps(d)) for ch, d in run.samples.items()])
         return run_id
@@ -222,6 +223,11 @@ class History:
             (channel, min(ids), max(ids))).fetchall()
         self._end_read()
         return {r[0]: json.loads(r[1]) for r in rows if r[0] in ids}
+
+
+def _number(v):
+    """A figure's value as the drivers take it (numpy scalars are not adapted)."""
+    return None if v is None else float(v)
 
 
 def _now():
