@@ -19,7 +19,7 @@ from .bounds import DEFAULT_CONFIDENCE, binned_quantile_bounds, max_exceedance, 
 
 __all__ = ["channel_stats", "channel_stats_from_counts", "percentile_ranks", "bound_ranks",
            "bound_keys", "capture_summary", "stats_summary", "missed_mask", "ticks_to_ns",
-           "PERCENTILES"]
+           "PERCENTILES", "capture_warnings", "answered_counts"]
 
 #: Percentiles reported per channel: name → percent.
 PERCENTILES = {"p50": 50, "p99": 99, "p999": 99.9, "p9999": 99.99}
@@ -190,6 +190,50 @@ def capture_summary(cap):
     if cap.meta.get("mode") == "statistics" and cap.stats is not None:
         return stats_summary(cap.stats, cap.tick_hz)
     return {name: channel_stats(cap.channel(name), cap.tick_hz) for name in cap.channels()}
+
+
+#: What a capture's ``END`` status says is missing, for the statuses of a run that
+#: ended before its pulse train did (rtrig.host.rig.run.end_status).
+_ENDED_EARLY = {"link lost": "ended with a lost link", "interrupted": "was interrupted",
+                "failed": "ended by a failure"}
+
+
+def capture_warnings(cap, answered=None):
+    """One line per thing missing from ``cap`` (loaded or scanned), each naming its
+    file: cut off (no final chunk, or a torn chunk), ended before its pulse train did
+    (a lost link, an interruption, a failure), and, from ``answered`` (``{channel:
+    (answered, pulses)}``, :func:`answered_counts`), a channel with no answered pulse.
+    Every consumer of a capture (compare, exports, the pytest plugin) says these."""
+    out = []
+    path = cap.path
+    if cap.truncated:
+        out.append(f"{path} is cut off at byte {cap.truncated_at} (a torn or damaged "
+                   "chunk): nothing from there on is read"
+                   + ("" if cap.final is not None else ", and it has no final chunk"))
+    elif cap.final is None:
+        out.append(f"{path} is cut off (no final chunk): what came after its last "
+                   "whole chunk is missing")
+    status = (cap.final or {}).get("status")
+    if status in _ENDED_EARLY:
+        out.append(f"{path} {_ENDED_EARLY[status]}: the pulses after that are missing")
+    for name, (n, pulses) in (answered or {}).items():
+        if n == 0:
+            out.append(f"{path} has no answered pulse on {name.upper()}" +
+                       (f" ({pulses} pulses, all missed)" if pulses else " (no pulse)"))
+    return out
+
+
+def answered_counts(cap):
+    """``{channel: (answered, pulses)}`` of a loaded capture (from on-chip statistics
+    in statistics mode)."""
+    if cap.meta.get("mode") == "statistics" and cap.stats is not None:
+        return {name: (fig["answered"], fig["answered"] + fig["missed"])
+                for name, fig in cap.stats["channels"].items()}
+    out = {}
+    for name in cap.channels():
+        rec = cap.channel(name)
+        out[name] = (int(np.count_nonzero(~missed_mask(rec))), len(rec))
+    return out
 
 
 def _ns(ticks, tick_hz):

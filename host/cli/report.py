@@ -57,7 +57,11 @@ def export(capture, fmt, output, buckets):
         if fmt != "cyclictest":
             raise UsageError("--buckets applies to --format cyclictest only")
         options["buckets"] = buckets
+    from ..analysis import answered_counts, capture_warnings
     cap = load(capture)
+    answered = None if cap.meta.get("kind") == "sweep" else answered_counts(cap)
+    for w in capture_warnings(cap, answered):
+        click.echo(f"warning: {w}", err=True)
     if output is None:
         output = capture.with_suffix(SUFFIX[fmt])
     out = do_export(cap, fmt, output, **options)

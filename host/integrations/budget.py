@@ -51,7 +51,7 @@ from pathlib import Path
 from ...capture import scan
 from ...errors import RtrigError
 from ...units import format_hz, format_s, parse_duration, parse_frequency
-from ..analysis import PERCENTILES
+from ..analysis import PERCENTILES, capture_warnings
 from ..bounds import DEFAULT_CONFIDENCE, check_confidence, fraction_bounds, joint_level
 from ..report.compare import channel_samples
 
@@ -270,6 +270,10 @@ def _load_baseline(path):
         raise BudgetError(f"latency_budget baseline: no such file: {path}")
     try:
         cap = scan(path)
+        cut = capture_warnings(cap)
+        if cut:         # a baseline must be a whole run: its figures are the reference
+            raise BudgetError(f"latency_budget baseline: {cut[0]}; a baseline must be a "
+                              "capture or sweep that ran to its end")
         if cap.meta.get("kind") == "sweep":
             return Baseline(str(path), "sweep", figures=(cap.final or {}).get("figures") or {})
         return Baseline(str(path), "capture", samples=channel_samples(cap))

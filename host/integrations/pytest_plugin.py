@@ -289,6 +289,8 @@ def pytest_runtest_call(item):
     if t is None:
         return result
     _record(item, t)
+    for w in _warnings(t):
+        item.warn(pytest.PytestWarning(f"rtrig: {w}"))
     limits = item.stash.get(_LIMITS_KEY, [])
     if limits:
         from .budget import evaluate
@@ -318,6 +320,23 @@ def _record_history(item, t, status):
             record_test(db, labels_of_test(item.config, item.nodeid), t, status)
         except (RtrigError, BudgetError) as e:
             item.warn(pytest.PytestWarning(f"rtrig: not recorded into {db}: {e}"))
+
+
+def _warnings(t):
+    """What is missing from the test's captures and sweeps, one line each
+    (:func:`rtrig.host.analysis.capture_warnings`)."""
+    from ...capture import scan
+    from ...errors import RtrigError
+    from ..analysis import capture_warnings
+    out = []
+    for c in t.captures:
+        with contextlib.suppress(RtrigError, OSError):
+            out += capture_warnings(scan(c.path), {ch: (st.get("answered"), st.get("pulses"))
+                                                   for ch, st in c.summary.items()})
+    for s in t.sweeps:
+        with contextlib.suppress(RtrigError, OSError):
+            out += capture_warnings(scan(s.path))
+    return out
 
 
 def _record(item, t):

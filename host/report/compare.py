@@ -33,7 +33,7 @@ from ...capture import scan
 from ...channels import sweep_figure_keys, sweep_figure_name
 from ...errors import RtrigError
 from ...units import format_hz, format_s
-from ..analysis import PERCENTILES
+from ..analysis import PERCENTILES, capture_warnings
 from ..bounds import (
     DEFAULT_CONFIDENCE,
     binned_quantile_bounds,
@@ -48,7 +48,7 @@ from .reduction import CaptureReduction
 
 __all__ = ["compare", "compare_captures", "compare_scanned", "compare_samples", "Samples", "compare_sweeps", "channel_samples",
            "Comparison", "SweepComparison", "ChannelComparison", "FigureComparison",
-           "CompareError", "format_comparison", "HIGHER", "LOWER", "NONE"]
+           "CompareError", "format_comparison", "channel_verdict", "HIGHER", "LOWER", "NONE"]
 
 HIGHER, LOWER, NONE = "B higher", "B lower", "no difference shown"
 #: The channel verdict when the distributions differ but no percentile says which way.
@@ -204,13 +204,27 @@ def _verdict(lo, hi):
     return NONE
 
 
-def _channel_verdict(verdicts, shape_differs):
-    up, down = HIGHER in verdicts, LOWER in verdicts
+def channel_verdict(figures, missed, distribution, a_answered, b_answered):
+    """A channel's headline, from every statement of its table: the percentiles'
+    verdicts (``figures``), the missed pulses' (``missed``), the distributions'
+    (``distribution``) and whether each capture has an answered pulse. It reads
+    "no difference shown" only when none of them shows one; ``rtrig compare`` and the
+    report both print it."""
+    up, down = HIGHER in figures, LOWER in figures
+    parts = []
     if up and down:
-        return MIXED
-    if up or down:
-        return HIGHER if up else LOWER
-    return SHAPE if shape_differs else NONE
+        parts.append(MIXED)
+    elif up or down:
+        parts.append(HIGHER if up else LOWER)
+    elif distribution != NONE:
+        parts.append(SHAPE)
+    if not (a_answered and b_answered):
+        who = ("A and B have" if not (a_answered or b_answered) else
+               "A has" if not a_answered else "B has")
+        parts.append(f"{who} no answered pulse")
+    if missed in (HIGHER, LOWER):
+        parts.append(f"B misses {'more' if missed == HIGHER else 'fewer'} pulses")
+    return ", ".join(parts) or NONE
 
 
 def _ks(a, b, alpha):
@@ -266,7 +280,8 @@ def _compare_channel(name, a, b, level, alpha):
     missed = {"a": [a.missed, a.pulses], "b": [b.missed, b.pulses], "a_bounds": list(fa),
               "b_bounds": list(fb), "difference_bounds": list(dm), "verdict": _verdict(*dm)}
     dist = _ks(a, b, alpha)
-    verdict = _channel_verdict([f.verdict for f in figures], dist["verdict"] != NONE)
+    verdict = channel_verdict([f.verdict for f in figures], missed["verdict"],
+                              dist["verdict"], a.answered, b.answered)
     return ChannelComparison(name, figures, extremes, mean, missed, dist,
                              {"a": a.answered, "b": b.answered}, verdict)
 
@@ -348,7 +363,10 @@ def compare_scanned(a_cap, b_cap, confidence=DEFAULT_CONFIDENCE, channels=None,
                     raise CompareError(f"{label} has no channel '{name}' "
                                        f"(it has {', '.join(s) or 'none'})")
     c = compare_samples(a, b, confidence, channels)
-    c.a, c.b, c.warnings = str(a_cap.path), str(b_cap.path), _warnings(a_cap.meta, b_cap.meta)
+    c.a, c.b = str(a_cap.path), str(b_cap.path)
+    c.warnings = [*(w for cap, s in ((a_cap, a), (b_cap, b)) for w in capture_warnings(
+        cap, {n: (s[n].answered, s[n].pulses) for n in channels})),
+        *_warnings(a_cap.meta, b_cap.meta)]
     return c
 
 

@@ -21,8 +21,20 @@ def _bounds(lo_hi):
     return f"[{'…' if lo is None else _us(lo)}, {'…' if hi is None else _us(hi)}] µs"
 
 
+def _mark(verdict):
+    """A verdict as shown: in bold when it shows a difference."""
+    return html.escape(verdict) if verdict == NONE else f"<b>{html.escape(verdict)}</b>"
+
+
+def _fractions(lo_hi):
+    lo, hi = lo_hi
+    return f"[{'…' if lo is None else f'{lo:.3g}'}, {'…' if hi is None else f'{hi:.3g}'}]"
+
+
 def verdict_rows(captures, labels, reductions, confidence=0.95):
-    """``(rows, notes)``: one row per later capture, shared channel and percentile;
+    """``(rows, notes)``: per later capture and shared channel, a row with the
+    channel's verdict, then one per percentile, missed pulses and distribution, each
+    with its own verdict (those of ``rtrig compare``);
     ``notes`` the warnings and the pairs that could not be compared (one line each).
     ``reductions``: each capture's :class:`CaptureReduction`, read once by the report
     (the comparison takes its value counts instead of reading the files again)."""
@@ -45,19 +57,22 @@ def verdict_rows(captures, labels, reductions, confidence=0.95):
             continue
         notes += [f"{pair}: {w}" for w in c.warnings]
         for ch in c.channels.values():
+            # the channel's headline, then each statement with its own verdict: the
+            # rows of rtrig compare's table, decided by the same functions
+            rows.append([html.escape(pair), ch.channel.upper(), _mark(ch.verdict),
+                         "channel", f"{ch.samples['a']} answered",
+                         f"{ch.samples['b']} answered", ""])
             for f in ch.figures:
-                mark = "" if f.verdict == NONE else f"<b>{html.escape(f.verdict)}</b>"
-                rows.append([html.escape(pair), ch.channel.upper(), html.escape(ch.verdict),
-                             f.figure, _us(f.a), _us(f.b),
-                             f"{_bounds(f.diff)} {mark}".strip()])
+                rows.append([html.escape(pair), ch.channel.upper(), _mark(f.verdict),
+                             f.figure, _us(f.a), _us(f.b), _bounds(f.diff)])
             m = ch.missed
-            rows.append([html.escape(pair), ch.channel.upper(), html.escape(ch.verdict),
+            rows.append([html.escape(pair), ch.channel.upper(), _mark(m["verdict"]),
                          "missed", f"{m['a'][0]}/{m['a'][1]}", f"{m['b'][0]}/{m['b'][1]}",
-                         html.escape(m["verdict"])])
+                         _fractions(m["difference_bounds"])])
             d = ch.distribution
-            rows.append([html.escape(pair), ch.channel.upper(), html.escape(ch.verdict),
+            rows.append([html.escape(pair), ch.channel.upper(), _mark(d["verdict"]),
                          "distribution", "", "", html.escape(
-                             d.get("note") or f"KS p = {d['p_value']:.3g}: {d['verdict']}")])
+                             d.get("note") or f"KS p = {d['p_value']:.3g}")])
     return rows, notes
 
 

@@ -24,9 +24,9 @@ TICK_HZ = 100_000_000
 PERIOD = 5_000                                   # 20 kHz
 
 
-def write_baseline(path, pulses=2000, latency=100, channels=("isr",)):
+def write_baseline(path, pulses=2000, latency=100, channels=("isr",), per_chunk=None):
     """A loopback capture of ``pulses`` ISR latencies of ``latency`` ticks each (100:
-    1 µs), none missed."""
+    1 µs), none missed; its records in chunks of ``per_chunk`` (as a run writes them)."""
     rec = np.zeros(pulses, dtype=LATENCY_DTYPE)
     rec["pulse"] = np.arange(pulses)
     rec["stim_t"] = 1_000 + np.arange(pulses, dtype=np.uint64) * PERIOD
@@ -40,7 +40,9 @@ def write_baseline(path, pulses=2000, latency=100, channels=("isr",)):
                          "high_ticks": PERIOD // 2, "count": pulses, "jitter_ticks": 0}}
     path.parent.mkdir(parents=True, exist_ok=True)
     with CaptureWriter(path, meta) as w:
-        w.array(b"LATR", rec)
+        step = per_chunk or max(pulses, 1)
+        for i in range(0, pulses, step):
+            w.array(b"LATR", rec[i:i + step])
         w.close(final={"status": "complete", "records": pulses})
     return path
 
@@ -172,3 +174,31 @@ def test_baselines_of_the_wrong_kind_say_why(tmp_path):
                    "mf_isr_min": "-5%"}, tmp_path)
     (b,) = sweep.values()
     assert b.kind == "sweep" and b.figures["mf_isr_hz"]["below_hz"] == pytest.approx(56053.8, 1e-4)
+
+
+def test_a_cut_off_or_empty_baseline_is_refused_naming_it(tmp_path, pytester):
+    """A torn baseline (the first 3000 bytes of a 500-record capture: some records, no
+    final chunk) would gate against a part of the run: it is a set-up error naming the
+    file, as is a baseline whose run ended with a lost link or that holds no pulse."""
+    whole = write_baseline(tmp_path / "whole.rtrig", pulses=500, per_chunk=25)
+    torn = tmp_path / "torn.rtrig"
+    torn.write_bytes(whole.read_bytes()[:3000])
+    from rtrig.capture import scan
+    assert scan(torn).count() > 0 and scan(torn).final is None
+    with pytest.raises(BudgetError) as e:
+        _load({"baseline": "torn.rtrig", "p99": "+5%"}, tmp_path)
+    assert f"latency_budget baseline: {torn} is cut off at byte " in str(e.value)
+    lost = tmp_path / "lost.rtrig"
+    with CaptureWriter(lost, {"format": "rtrig-capture", "tick_hz": TICK_HZ,
+                              "channels": ["isr"], "mode": "records"}) as w:
+        w.close(final={"status": "link lost"})
+    with pytest.raises(BudgetError, match=f"{lost} ended with a lost link"):
+        _load({"baseline": "lost.rtrig", "missed": "+0"}, tmp_path)
+    empty = write_baseline(tmp_path / "empty.rtrig", pulses=0)
+    with pytest.raises(BudgetError, match=f"baseline {empty} has no ISR channel"):
+        _load({"baseline": "empty.rtrig", "missed": "+0"}, tmp_path)
+    # as pytest runs it: the test errors in its set-up, it does not pass
+    shutil.copy(torn, pytester.path / "torn.rtrig")
+    res = _error_of(pytester, 'baseline="torn.rtrig", p99="+5%"')
+    res.stdout.fnmatch_lines([f"*latency_budget baseline: {pytester.path / 'torn.rtrig'} "
+                              "is cut off at byte *"])

@@ -123,3 +123,20 @@ def test_bad(rtrig):
     res = pytester.runpytest_subprocess("--rtrig-sim")
     res.assert_outcomes(errors=1)
     res.stdout.fnmatch_lines(["latency_budget: unknown figure 'p98'*"])
+
+
+def test_a_capture_without_an_answered_pulse_is_named_in_a_warning(pytester):
+    # A 5 µs loopback delay behind a 2 µs response window: every pulse is missed. The
+    # budget on missed pulses allows it; the test passes, with one warning naming the
+    # capture and what it lacks.
+    pytester.makepyfile(test_dead='''
+import pytest
+
+@pytest.mark.latency_budget(channel="isr", missed="100%")
+def test_dead(rtrig):
+    rtrig.capture(freq="20k", count=40, target="loopback", delay="5us", timeout="2us")
+''')
+    res = pytester.runpytest_subprocess("--rtrig-sim", "--rtrig-captures", "caps")
+    res.assert_outcomes(passed=1, warnings=1)
+    res.stdout.fnmatch_lines(["*PytestWarning: rtrig: */capture-1.rtrig has no answered "
+                              "pulse on ISR (40 pulses, all missed)"])

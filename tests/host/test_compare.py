@@ -260,3 +260,94 @@ def test_statistics_mode_captures_compare_by_their_bins(tmp_path):
     records = write_capture(tmp_path / "r.rtrig", rng.integers(300, 400, 500))
     assert any("resolution of its histogram's bins" in w
                for w in compare(paths[0], records).warnings)
+
+
+# --- verdicts that account for every statement, and captures missing a part -------
+
+def test_a_target_that_stopped_answering_is_the_headline(tmp_path, capsys):
+    """B: 500 pulses, none answered. Its percentiles cannot be compared, but the
+    missed pulses differ: the headline says so, and a warning names B's file."""
+    rng = np.random.default_rng(2)
+    a = write_capture(tmp_path / "good.rtrig", rng.integers(900, 1100, 500))
+    b = write_capture(tmp_path / "zero_answered.rtrig", [], missed=500)
+    code, out, err = run(capsys, a, b)
+    assert code == 0, err
+    head = next(ln for ln in out.splitlines() if ln.startswith("ISR:"))
+    assert head.startswith("ISR: B has no answered pulse, B misses more pulses"), head
+    assert NONE not in head
+    assert f"warning: {b} has no answered pulse on ISR (500 pulses, all missed)" in out
+    c = compare(b, a)
+    assert c.channels["isr"].verdict == "A has no answered pulse, B misses fewer pulses"
+
+
+@pytest.mark.parametrize("missed_b", [0, 60])
+def test_the_headline_reads_no_difference_only_when_no_line_shows_one(missed_b):
+    """Pairs whose percentiles agree: the headline is "no difference shown" exactly
+    when the missed pulses and the distributions show none either."""
+    rng = np.random.default_rng(7 + missed_b)
+    a = {"isr": Samples.from_ticks(rng.integers(1000, 1100, 3000))}
+    b = {"isr": Samples.from_ticks(rng.integers(1000, 1100, 3000), missed=missed_b)}
+    ch = compare_samples(a, b).channels["isr"]
+    shown = [f.verdict for f in ch.figures] + [ch.missed["verdict"]]
+    shown.append(NONE if ch.distribution["verdict"] == NONE else "differ")
+    assert all(f.verdict == NONE for f in ch.figures)
+    assert (ch.verdict == NONE) == all(v == NONE for v in shown), (ch.verdict, shown)
+    if missed_b:
+        assert ch.verdict == "B misses more pulses"
+
+
+def write_chunked(path, latencies, final=True, per_chunk=25):
+    """A capture of ISR ``latencies`` written in chunks of ``per_chunk`` records, as
+    a run writes them; with its final chunk or (``final=False``) cut off before it."""
+    rec = np.zeros(len(latencies), dtype=LATENCY_DTYPE)
+    rec["pulse"] = np.arange(len(latencies))
+    rec["stim_t"] = 1_000 + np.arange(len(latencies), dtype=np.uint64) * 10_000
+    rec["latency"] = latencies
+    rec["completion"] = np.asarray(latencies) + 100
+    meta = {"format": "rtrig-capture", "tick_hz": TICK_HZ, "channels": ["isr"],
+            "mode": "records", "load": False, "target": {"kind": "model"},
+            "stimulus": {"freq_hz": 10_000.0, "period_ticks": 10_000}}
+    w = CaptureWriter(path, meta)
+    for i in range(0, len(rec), per_chunk):
+        w.array(b"LATR", rec[i:i + per_chunk])
+    w.close(final={"status": "complete"} if final else None)
+    return path
+
+
+def test_a_cut_off_capture_is_named_by_compare(tmp_path, capsys):
+    """B: 219 of 500 records and no final chunk (its writing stopped), or the first
+    3000 bytes of the whole file (torn inside a chunk): compare says so, naming the
+    file, whatever the verdict."""
+    rng = np.random.default_rng(4)
+    lat = rng.integers(900, 1100, 500)
+    a = write_chunked(tmp_path / "good.rtrig", lat)
+    cut = write_chunked(tmp_path / "truncated.rtrig", lat[:219], final=False)
+    code, out, err = run(capsys, a, cut)
+    assert code == 0, err
+    assert f"warning: {cut} is cut off (no final chunk)" in out
+    torn = tmp_path / "torn.rtrig"
+    torn.write_bytes(a.read_bytes()[:3000])
+    j = compare(a, torn).to_json()
+    assert any(w.startswith(f"{torn} is cut off at byte ") for w in j["warnings"]), j
+    assert not any("cut off" in w for w in compare(a, a).warnings)
+
+
+def test_the_report_shows_each_figure_with_its_own_verdict(tmp_path):
+    """A channel that is B higher at p50 but shows no difference at p9999 (too few
+    samples): the report's row of each figure carries that figure's verdict, the
+    channel's own row the headline, both as rtrig compare decides them."""
+    from rtrig.capture import scan
+    from rtrig.host.report.reduction import CaptureReduction
+    from rtrig.host.report.verdicts import verdict_rows
+    rng = np.random.default_rng(5)
+    paths = [write_capture(tmp_path / "a.rtrig", rng.integers(1000, 1100, 3000)),
+             write_capture(tmp_path / "b.rtrig", rng.integers(1050, 1150, 3000))]
+    caps = [scan(p) for p in paths]
+    rows, _ = verdict_rows(caps, ["A", "B"], [CaptureReduction(c) for c in caps])
+    ch = compare(*paths).channels["isr"]
+    want = {"channel": ch.verdict, "missed": ch.missed["verdict"],
+            "distribution": ch.distribution["verdict"],
+            **{f.figure: f.verdict for f in ch.figures}}
+    assert ch.verdict == HIGHER and want["p9999"] == NONE
+    got = {r[3]: r[2].replace("<b>", "").replace("</b>", "") for r in rows}
+    assert got == want

@@ -256,3 +256,28 @@ def test_statistics_mode_exports(tmp_path, capsys):
     spill, *_ = make_stats_capture(tmp_path, bin_shift=2, overflow=2)
     with pytest.raises(ex.UsageError, match="above the rig's histogram range"):
         _bytes(ex.write_cyclictest, spill)
+
+
+# ------------------------------------------------------------------ what is missing
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "summary-csv", "cyclictest"])
+def test_every_format_says_what_a_capture_is_missing(tmp_path, capsys, fmt):
+    """One warning line naming the file: a capture cut off (no final chunk), a
+    channel without an answered pulse; nothing for a whole capture."""
+    from test_compare import write_capture as write_isr
+    from test_compare import write_chunked
+    rng = np.random.default_rng(3)
+    lat = rng.integers(900, 1100, 500)
+    cases = {"whole": (write_chunked(tmp_path / "good.rtrig", lat), []),
+             "cut": (write_chunked(tmp_path / "truncated.rtrig", lat[:219], final=False),
+                     ["is cut off (no final chunk)"]),
+             "dead": (write_isr(tmp_path / "zero.rtrig", [], missed=500),
+                      ["has no answered pulse on ISR (500 pulses, all missed)"])}
+    for path, words in cases.values():
+        main(["export", str(path), "-f", fmt, "-o", str(tmp_path / f"out.{fmt}")])
+        warned = [ln for ln in capsys.readouterr().err.splitlines()
+                  if ln.startswith("warning:")]
+        assert len(warned) == len(words), warned
+        for w, word in zip(warned, words, strict=True):
+            assert w.startswith(f"warning: {path} ") and word in w, w
