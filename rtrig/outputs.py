@@ -16,16 +16,19 @@ from pathlib import Path
 
 from .errors import RtrigError, UsageError
 
-__all__ = ["check_output", "check_input", "atomic_output"]
+__all__ = ["check_output", "check_output_dir", "check_input", "atomic_output"]
 
 
 def check_output(path):
     """``path`` as a :class:`~pathlib.Path` if rtrig may write a file there, else a
-    :class:`~rtrig.errors.UsageError` that says why."""
+    :class:`~rtrig.errors.UsageError` that says why: also when its folder cannot be
+    made or written (tried with a temporary file, so a read-only or virtual file
+    system is found before any work, whoever runs rtrig)."""
     p = Path(path)
     try:
         st = os.stat(p)                 # follows a symlink to what it names
     except FileNotFoundError:
+        _check_folder(Path(os.path.realpath(p)).parent, p)
         return p
     except OSError as e:
         raise UsageError(f"cannot write {p}: {e.strerror or e}") from e
@@ -34,7 +37,36 @@ def check_output(path):
     if not stat.S_ISREG(st.st_mode):
         raise UsageError(f"cannot write {p}: it is {_kind(st.st_mode)}, not a regular file",
                          hint="rtrig writes only regular files; give a file name")
+    _check_folder(Path(os.path.realpath(p)).parent, p)
     return p
+
+
+def check_output_dir(path):
+    """``path`` as a :class:`~pathlib.Path` if rtrig may make it (or it is) a folder
+    it can write in, else a :class:`~rtrig.errors.UsageError` that says why."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"cannot write {p}: it is not a directory")
+    _check_folder(Path(os.path.realpath(p)), p)
+    return p
+
+
+def _check_folder(folder, shown):
+    """Can a file be made in ``folder``, or (when it does not exist yet) in the
+    nearest folder above it that does, where the rest would be made? ``shown``: the
+    path the user gave, named in the error."""
+    while not folder.exists():
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"cannot write {shown}: {folder} is not a directory")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".rtrig-check-")
+    except OSError as e:
+        raise UsageError(f"cannot write {shown}: {e.strerror or e}") from e
+    os.close(fd)
+    os.unlink(tmp)
 
 
 def check_input(path, error=UsageError):

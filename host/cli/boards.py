@@ -69,6 +69,9 @@ def build_cmd(board, all_boards, list_boards, require_mhz, build_root, target, f
         raise UsageError("name a board or give --all", hint="boards: " + ", ".join(BOARDS))
     for n in names:
         resolve_target(n, target)
+    if build_root is not None:
+        from ...outputs import check_output_dir
+        check_output_dir(build_root)     # before minutes of elaboration and synthesis
     require_hz = None if require_mhz is None else require_mhz * 1e6
     results = []
     done = {}

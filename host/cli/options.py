@@ -182,11 +182,11 @@ def default_path(kind):
 
 
 def capture_path(output, kind):
-    """Where a command's capture goes: ``-o``, checked before any rig or twin is
-    started (a directory, device or FIFO is refused at once), else
-    :func:`default_path`."""
+    """Where a command's capture goes: ``-o``, else :func:`default_path`; checked
+    before any rig or twin is started (a directory, device or FIFO, or a folder that
+    cannot be written, is refused at once)."""
     from ...outputs import check_output
-    return check_output(output) if output is not None else default_path(kind)
+    return check_output(output if output is not None else default_path(kind))
 
 
 def counter_lines(counters):

@@ -25,8 +25,10 @@ def report(captures, output, title):
     histograms and tail curves. A CAPTURE may also be a `cyclictest -h` histogram
     file: it is shown beside the rig's captures. The file embeds plotly.js and works offline.
     """
+    from ...outputs import check_output
     from ..integrations.cyclictest import split_paths
     from ..report import write_report
+    check_output(output)                 # before reading any capture
     t = time.perf_counter()
     captures, histograms = split_paths(captures)     # cyclictest -h files beside captures
     out, size = write_report(captures, output, title=title, cyclictest=histograms)
@@ -57,13 +59,16 @@ def export(capture, fmt, output, buckets):
         if fmt != "cyclictest":
             raise UsageError("--buckets applies to --format cyclictest only")
         options["buckets"] = buckets
+    from ...outputs import check_output
     from ..analysis import answered_counts, capture_warnings
+    if output is None:
+        output = capture.with_suffix(SUFFIX[fmt])
+    if str(output) != "-":
+        check_output(output)             # before reading the capture
     cap = load(capture)
     answered = None if cap.meta.get("kind") == "sweep" else answered_counts(cap)
     for w in capture_warnings(cap, answered):
         click.echo(f"warning: {w}", err=True)
-    if output is None:
-        output = capture.with_suffix(SUFFIX[fmt])
     out = do_export(cap, fmt, output, **options)
     if out is not None:
         click.echo(f"export: {out}", err=True)

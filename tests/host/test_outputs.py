@@ -231,3 +231,36 @@ def test_a_fifo_firmware_image_is_refused_before_the_twin(tmp_path):
     r = rtrig("capture", "--sim", "--target", "soc", "--firmware", str(fifo), "--freq", "5k",
               "--count", "3", "-o", str(tmp_path / "c.rtrig"), timeout=30)
     _one_error(r, 2, "a FIFO, not a regular file")
+
+
+#: A folder no one can make, root included: /proc takes no new entries.
+NO_FOLDER = "/proc/rtrig-x"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("command", [
+    ["capture", "--sim", "--target", "loopback", "--freq", "10k", "--count", "3",
+     "-o", f"{NO_FOLDER}/c.rtrig"],
+    ["sweep", "--sim", "--target", "model", "--preset", "fast", "--from", "10k", "--to",
+     "20k", "-o", f"{NO_FOLDER}/s.rtrig"],
+    ["export", "CAP", "-f", "csv", "-o", f"{NO_FOLDER}/c.csv"],
+    ["report", "CAP", "-o", f"{NO_FOLDER}/r.html"],
+    ["build", "ulx3s", "--build-root", NO_FOLDER],
+], ids=["capture", "sweep", "export", "report", "build"])
+def test_an_output_folder_that_cannot_be_made_is_refused_before_any_work(command, cap):
+    """Exit 2 with one "cannot write PATH: reason" line, before the twin starts, a
+    capture is read or the gateware is elaborated."""
+    r = rtrig(*[str(cap) if a == "CAP" else a for a in command], timeout=30)
+    _one_error(r, 2, f"cannot write {NO_FOLDER}")
+    assert "RTRIG-SIM" not in r.stderr and "building" not in r.stderr.lower()
+    assert "mode:" not in r.stderr             # the rig was not opened
+
+
+def test_check_output_tries_the_folder_it_would_write_in(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    assert check_output(folder / "new" / "c.rtrig") == folder / "new" / "c.rtrig"
+    assert not (folder / "new").exists() and list(folder.iterdir()) == []
+    if os.path.isdir("/proc"):
+        with pytest.raises(UsageError, match=f"cannot write {NO_FOLDER}/c.rtrig: "):
+            check_output(f"{NO_FOLDER}/c.rtrig")
