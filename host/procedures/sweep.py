@@ -55,7 +55,7 @@ __all__ = ["SweepSettings", "SweepResult", "Threshold", "search_threshold", "run
 FIGURES = SWEEP_NAMES
 
 #: The host link's loss counters a sweep step records (:meth:`Rig.host_counters`).
-_HOST_COUNTERS = ("crc_errors", "lost_packets", "bad_payloads", "duplicates")
+_HOST_COUNTERS = ("crc_errors", "lost_packets", "bad_payloads", "duplicates", "setup_lost")
 
 #: Records the rig's latency FIFO holds (gateware ``fifo_depth``, less a margin):
 #: a step that produces records faster than the link drains them must fit in it.

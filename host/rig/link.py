@@ -29,6 +29,10 @@ LINK_COUNTERS = {
                      "rig packets whose content never arrived: dropped, damaged or malformed"),
     "lost_records": ("link", "lost latency records",
                      "of the lost packets: their pulses are missing from the capture"),
+    "setup_lost": ("link", "packets lost before the CLEAR",
+                   "responses lost in the set-up exchanges before the run's CLEAR (since "
+                   "the link opened or the previous run's counters): retried, they carried "
+                   "nothing of the capture; with lost packets, every packet the link lost"),
     "bad_payloads": ("link", "bad payloads",
                      "packets with a good CRC but a wrong length or type: their content is lost"),
     "duplicates": ("link", "duplicate packets", "packets that arrived twice: the copies were dropped"),
@@ -298,6 +302,14 @@ class RigLink:
         self.streams = {t: bytearray() for t in _STREAMS}
         self.loss = LossCounter()
         self.bad_payloads = 0
+        #: Packets lost before the last CLEAR, since the link opened or the losses
+        #: a run last reported (:meth:`reported`): the set-up's, which the counters
+        #: the CLEAR zeroes would otherwise drop.
+        self.setup_lost = 0
+        self._reported = 0
+        #: For a simulation twin: a call that says why it is gone (or None while it
+        #: runs); a broken link then names that, not a cable.
+        self.twin_exit = None
         self._crc_base = 0
         self._last = None
         self._rx_seq = None
@@ -363,8 +375,7 @@ class RigLink:
             if n:
                 data += self.port.read(n)
         except (serial.SerialException, OSError) as e:
-            raise LinkError(f"link to {self.url} lost: {e}",
-                            hint="check the cable and the rig's power") from e
+            raise self._lost(f"link to {self.url} lost: {e}") from e
         if data:
             self.bytes_in += len(data)
             for ptype, seq, payload in self.decoder.feed(data):
@@ -433,6 +444,20 @@ class RigLink:
                      "the baud rate; or the rig's gateware speaks another protocol version")
         raise self._no_answer(tries)
 
+    def _lost(self, what, reason=None):
+        """The error of a broken link: a twin's exit when it has exited (``reason``,
+        else asked), the cable and power of a serial rig otherwise."""
+        if self.twin_exit is None:
+            return LinkError(what, hint="check the cable and the rig's power")
+        reason = reason or self.twin_exit()
+        if reason:
+            return LinkError(f"the simulation twin {reason}; the link to it ({self.url}) "
+                             "is gone",
+                             hint="the twin ended unexpectedly; run again, and report it "
+                                  "with --debug if it repeats")
+        return LinkError(f"{what} (the simulation twin still runs)",
+                         hint="run again with --debug and report the traceback")
+
     def _no_answer(self, tries):
         """The error for a request that got no answer at all in ``tries`` exchanges.
         The host cannot see requests damaged on their way to the rig; the rig counts
@@ -440,6 +465,9 @@ class RigLink:
         answered, crc = self.decoder.packets, self.decoder.crc_errors
         what = (f"no answer from the rig on {self.url} in {tries} register exchange"
                 f"{'s' if tries > 1 else ''}")
+        reason = self.twin_exit(wait=0) if self.twin_exit is not None else None
+        if reason:
+            return self._lost(what, reason)
         noisy = "the link is noisy: check the cable (length, ground, connectors) and the baud rate"
         rx_errors = self._rx_errors_if_answering() if answered or crc else None
         crc_note = f"; {crc} packets from it arrived with CRC errors" if crc else ""
@@ -476,7 +504,7 @@ class RigLink:
                 self.port.write(packet)
                 self.bytes_out += len(packet)
             except (serial.SerialException, OSError) as e:
-                raise LinkError(f"cannot write to {self.url}: {e}") from e
+                raise self._lost(f"cannot write to {self.url}: {e}") from e
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 self.poll(wait=0.05)
@@ -502,8 +530,16 @@ class RigLink:
         self._request(PacketType.WRITE, addr.to_bytes(2, "little") +
                       value.to_bytes(4, "little"), 1)
         if addr == Reg.CLEAR and value & 1:
-            # The rig zeroed its counters and pulse index: so do the host's.
+            # The rig zeroed its counters and pulse index: so do the host's, keeping
+            # the packets lost since the last report (the set-up's exchanges).
+            self.setup_lost = max(self.loss.lost_packets - self._reported, 0)
+            self._reported = 0
             self.clear_counters(from_pulse_0=True)
+
+    def reported(self):
+        """A run has reported the losses so far: the next CLEAR's :attr:`setup_lost`
+        counts from here."""
+        self._reported = self.loss.lost_packets
 
     def configure(self, **regs):
         for name, value in regs.items():

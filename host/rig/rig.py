@@ -451,6 +451,7 @@ class Rig:
             lost_records = max(link.missing_records + lost_tail - lat_ovf, 0)
             other = link.loss.lost_other_seen if lat_ovf else link.loss.lost_other
             other = max(other - lost_tail, 0)
+        link.reported()     # this run's losses are counted: the next run's start here
         return {
             "crc_errors": link.crc_errors,
             "lost_packets": lost_records + other,
@@ -463,6 +464,7 @@ class Rig:
             "truth_overflow": truth_ovf,
             "rx_errors": rx_errors,
             "unended": unended,
+            "setup_lost": link.setup_lost,
         }, issued
 
     def host_counters(self):
@@ -471,9 +473,10 @@ class Rig:
         missing by pulse index up to the last one received; the rig's counters, its
         overflows and ``rx_errors``, cannot be read then and are absent)."""
         link = self.link
+        link.reported()
         return {"crc_errors": link.crc_errors, "lost_packets": link.lost_packets,
                 "lost_records": link.missing_records, "bad_payloads": link.bad_payloads,
-                "duplicates": link.duplicates}
+                "duplicates": link.duplicates, "setup_lost": link.setup_lost}
 
 
 @contextlib.contextmanager
@@ -504,6 +507,8 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
             simrig.start()
             port = simrig.url
         link = RigLink(port, baudrate=baudrate)
+        if simrig is not None:
+            link.twin_exit = simrig.exit_reason
         try:
             info = link.identify()
             if info["version"] != GATEWARE_VERSION:

@@ -387,3 +387,47 @@ def test_heavy_corruption_both_ways_is_counted_exactly(twin, tmp_path):
     assert responses > 0 and any(f == "flip_request" for _, f, _ in proxy.log)
     assert res.link["lost_records"] == len(proxy.losses())
     assert res.link["lost_packets"] == len(proxy.losses()) + responses
+
+
+def test_losses_in_the_set_up_before_the_clear_are_counted_too(twin, tmp_path):
+    # Damage from before the capture's set-up on (stop, target, stimulus, CLEAR): the
+    # responses lost there are counted apart (setup_lost), so with lost_packets every
+    # packet the link lost up to the capture's counters is counted, exactly.
+    s = CaptureSettings(freq=20e3, count=1500, target="loopback", delay=DELAY / 1e8)
+    with FaultProxy(twin.url, rates={"drop": 0.01, "flip": 0.03}, seed=1) as proxy, \
+            open_rig(port=proxy.url) as rig:
+        rig.link.retries = 6
+        counted = {}
+        reported = rig.link.reported
+
+        def reported_here():
+            reported()
+            counted["log"] = len(proxy.log)
+        rig.link.reported = reported_here
+        proxy.flip_rates = (0.05, 0.03)
+        res = run_capture(rig, s, tmp_path / "h.rtrig", progress=False)
+    log = proxy.log[:counted["log"]]          # what happened up to the counters' read
+    responses = sum(1 for k, f, _ in log if k is None and f == "flip")
+    streams = sum(1 for k, f, _ in log if k is not None and f in ("drop", "flip",
+                                                                  "zero_head", "zero_tail"))
+    assert res.link["setup_lost"] > 0, "no response was lost in the set-up: pick a seed"
+    assert res.link["lost_packets"] + res.link["setup_lost"] == streams + responses
+
+
+@pytest.mark.parametrize("signal_name, words", [
+    ("SIGKILL", "the simulation twin was killed by signal SIGKILL"),
+    ("SIGTERM", "the simulation twin exited with status 0")])
+def test_a_twin_that_ends_during_a_capture_is_named_not_a_cable(tmp_path, signal_name,
+                                                                  words):
+    import os
+    import signal
+    s = CaptureSettings(freq=20e3, count=20_000, target="loopback", delay=DELAY / 1e8)
+    path = tmp_path / "k.rtrig"
+    with open_rig(sim=True) as rig:
+        pid = rig.sim.proc.pid
+        with pytest.raises(LinkError) as e:
+            run_capture(rig, s, path, progress=False,
+                        on_block=lambda *a: os.kill(pid, signal.Signals[signal_name]))
+    assert str(e.value).startswith(words), e.value
+    assert "cable" not in f"{e.value} {e.value.hint}" and "power" not in e.value.hint
+    assert load(path).final["status"] == "link lost"
