@@ -56,11 +56,15 @@ def parse_marker(kwargs, folder, db):
 
 def labels_of_test(config, nodeid):
     """The labels of a test's runs: ``test`` and each ``--rtrig-label``."""
+    from ..history.store import SETUP_FIELDS
     labels = {"test": nodeid}
     for item in config.getoption("rtrig_label", None) or ():
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise BudgetError(f"--rtrig-label {item!r}: expected KEY=VALUE")
+        if key.strip() in SETUP_FIELDS or key.strip() == "test":
+            raise BudgetError(f"--rtrig-label {item!r}: {key.strip()} is a field the run "
+                              "records itself; name the label otherwise")
         labels[key.strip()] = value.strip()
     return labels
 
