@@ -16,6 +16,8 @@ outside ``host/rig/`` does: ``tests/test_architecture.py``).
 
 import contextlib
 import functools
+import signal
+import subprocess
 import sys
 import time
 
@@ -479,6 +481,33 @@ class Rig:
                 "duplicates": link.duplicates, "setup_lost": link.setup_lost}
 
 
+def twin_exit(simrig, wait=1.0):
+    """Why the simulation twin ``simrig`` is gone, in words (``exited with status 3``,
+    ``was killed by signal SIGKILL``, with its last line on stderr if any), waiting up
+    to ``wait`` s for it to end; None while it runs. A link to a twin that breaks
+    names this instead of a cable (:attr:`RigLink.twin_exit`)."""
+    p = simrig.proc
+    if p is None:
+        return None
+    try:
+        code = p.wait(timeout=wait)
+    except subprocess.TimeoutExpired:
+        return None
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        what = f"was killed by signal {name}"
+    else:
+        what = f"exited with status {code}"
+    try:
+        said = [x for x in (p.stderr.read() if p.stderr else "").splitlines() if x.strip()]
+    except (OSError, ValueError):
+        said = []
+    return f"{what} ({said[-1].strip()})" if said else what
+
+
 @contextlib.contextmanager
 def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None,
              sim_link="fast", baudrate=3_000_000, console=None):
@@ -508,7 +537,7 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
             port = simrig.url
         link = RigLink(port, baudrate=baudrate)
         if simrig is not None:
-            link.twin_exit = simrig.exit_reason
+            link.twin_exit = functools.partial(twin_exit, simrig)
         try:
             info = link.identify()
             if info["version"] != GATEWARE_VERSION:

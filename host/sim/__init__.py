@@ -13,7 +13,6 @@ import hashlib
 import math
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -386,32 +385,6 @@ class SimRig:
         port = int(line.split()[-1])
         self.url = f"socket://127.0.0.1:{port}"
         return self
-
-    def exit_reason(self, wait=1.0):
-        """Why the twin is gone, in words (``exited with status 3``, ``was killed by
-        signal SIGKILL``, with its last line on stderr if any), waiting up to ``wait``
-        s for it to end; None while it runs. A link to a twin that breaks names this
-        instead of a cable."""
-        p = self.proc
-        if p is None:
-            return None
-        try:
-            code = p.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            return None
-        if code < 0:
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = str(-code)
-            what = f"was killed by signal {name}"
-        else:
-            what = f"exited with status {code}"
-        try:
-            said = [x for x in (p.stderr.read() if p.stderr else "").splitlines() if x.strip()]
-        except (OSError, ValueError):
-            said = []
-        return f"{what} ({said[-1].strip()})" if said else what
 
     def stop(self):
         """Stop the simulator: SIGTERM, which it honours at every moment (waiting for
