@@ -107,12 +107,12 @@ def format_rows(rows, figure=None, by=None):
         table += [[str(r["id"]), r["recorded_at"][:19], r["kind"], r["board"], r["target"],
                    " ".join(f"{k}={v}" for k, v in sorted(r["labels"].items()))] for r in rows]
     elif by is None:
-        table = [["run", "recorded (UTC)", figure, "95 % bounds", "labels"]]
+        table = [["run", "recorded (UTC)", figure, "bounds", "labels"]]
         table += [[str(r["id"]), r["recorded_at"][:19], format_value(r["value"], r["unit"]),
                    _bounds(r["lo"], r["hi"], r["unit"]),
                    " ".join(f"{k}={v}" for k, v in sorted(r["labels"].items()))] for r in rows]
     else:
-        table = [[by, "runs", f"{figure} (last)", "95 % bounds", "lowest", "highest"]]
+        table = [[by, "runs", f"{figure} (last)", "bounds", "lowest", "highest"]]
         table += [[r[by], str(r["runs"]), format_value(r["last"], r["unit"]),
                    _bounds(r["lo"], r["hi"], r["unit"]), format_value(r["min"], r["unit"]),
                    format_value(r["max"], r["unit"])] for r in rows]

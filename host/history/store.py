@@ -165,6 +165,15 @@ class History:
 
     # --- reading -----------------------------------------------------------------------
 
+    def _fetch(self, sql, params=()):
+        """The rows of one query; a database that breaks under it is one line."""
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except _errors() as e:
+            raise HistoryError(f"cannot read {self.where}: {_first_line(e)}",
+                               hint="the history may be damaged; a copy made before "
+                                    "the damage reads again") from None
+
     def runs(self, where=None):
         """The runs matching ``where`` (``{key: value}`` of set-up fields and labels),
         oldest first: dicts with ``id``, ``recorded_at``, the set-up fields,
@@ -182,23 +191,22 @@ class History:
                 params += [key, value]
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
-        rows = self.conn.execute(sql + " ORDER BY id", params).fetchall()
+        rows = self._fetch(sql + " ORDER BY id", params)
         out = {r[0]: {"id": r[0], "recorded_at": r[1], "kind": r[2], "source": r[3],
                       "board": r[4], "target": r[5], "settings": json.loads(r[6]),
                       "status": r[7], "labels": {}} for r in rows}
         if out:
             lo, hi = min(out), max(out)
-            for run_id, key, value in self.conn.execute(
+            for run_id, key, value in self._fetch(
                     "SELECT run_id, key, value FROM labels WHERE run_id BETWEEN ? AND ?",
-                    (lo, hi)).fetchall():
+                    (lo, hi)):
                 if run_id in out:
                     out[run_id]["labels"][key] = value
         self._end_read()
         return list(out.values())
 
     def figure_names(self):
-        names = [r[0] for r in self.conn.execute(
-            "SELECT DISTINCT name FROM figures ORDER BY name").fetchall()]
+        names = [r[0] for r in self._fetch("SELECT DISTINCT name FROM figures ORDER BY name")]
         self._end_read()
         return names
 
@@ -207,9 +215,8 @@ class History:
         if not runs:
             return {}
         ids = {r["id"] for r in runs}
-        rows = self.conn.execute(
-            "SELECT run_id, value, lo, hi, unit FROM figures WHERE name = ? "
-            "AND run_id BETWEEN ? AND ?", (name, min(ids), max(ids))).fetchall()
+        rows = self._fetch("SELECT run_id, value, lo, hi, unit FROM figures WHERE name = ? "
+                           "AND run_id BETWEEN ? AND ?", (name, min(ids), max(ids)))
         self._end_read()
         return {r[0]: tuple(r[1:]) for r in rows if r[0] in ids}
 
@@ -218,9 +225,9 @@ class History:
         if not run_ids:
             return {}
         ids = set(run_ids)
-        rows = self.conn.execute(
+        rows = self._fetch(
             "SELECT run_id, data FROM samples WHERE channel = ? AND run_id BETWEEN ? AND ?",
-            (channel, min(ids), max(ids))).fetchall()
+            (channel, min(ids), max(ids)))
         self._end_read()
         return {r[0]: json.loads(r[1]) for r in rows if r[0] in ids}
 

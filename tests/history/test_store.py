@@ -157,3 +157,24 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
         writers = [r["labels"]["writer"] for r in runs]
         assert writers != sorted(writers), "the writers did not overlap: the test proves nothing"
         assert h.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_history_damaged_inside_is_one_line(tmp_path, capsys):
+    """The header and schema intact, the pages of runs overwritten: reading fails in
+    one line (exit 2), never a traceback."""
+    db = tmp_path / "h.sqlite"
+    with History(db) as h:
+        for i in range(300):
+            h.record(Run("capture", f"r{i}", labels={"kernel": str(i)},
+                         figures=[("isr.p50", float(i), None, None, "ns")]))
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.execute("PRAGMA journal_mode = DELETE")
+    con.close()
+    data = bytearray(db.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    data[page * 6:len(data) - page] = b"\xa5" * (len(data) - page * 7)
+    db.write_bytes(bytes(data))
+    code, out, err = rtrig(capsys, "history", "show", "--history", db, "--figure", "isr.p50")
+    assert code == 2 and out == "", err
+    assert err.startswith("error: ") and "Traceback" not in err and len(err.splitlines()) <= 2
