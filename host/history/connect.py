@@ -98,6 +98,9 @@ def _sqlite(path):
         raw.execute("PRAGMA journal_mode = WAL")
         raw.execute("PRAGMA foreign_keys = ON")
     except sqlite3.DatabaseError as e:
+        if "locked" in str(e):
+            raise HistoryError(f"history {path} stayed locked by another writer past the "
+                               "busy timeout") from None
         raise HistoryError(f"history {path} is not an rtrig history ({e})",
                            hint="name another file, or move this one away") from None
     return Connection(raw, "sqlite", str(path))

@@ -65,6 +65,9 @@ class History:
             raise
         except _errors() as e:
             self.conn.close()
+            if "locked" in str(e):
+                raise HistoryError(f"history {self.where} stayed locked by another writer "
+                                   "past the busy timeout") from None
             raise HistoryError(f"{self.where} is not an rtrig history ({_first_line(e)})",
                                hint="name another history, or move this one away") from None
 

@@ -51,7 +51,8 @@ def test_postgresql_and_sqlite_show_the_same(tmp_path, capsys, pg_url):
     assert "6.1" in outputs[0][0][0] and "10.990 µs" in outputs[0][0][0]
 
 
-def _writer(url, tag, count):
+def _writer(url, tag, count, start):
+    start.wait(60)                        # both open the history at the same moment
     with History(url) as h:
         for i in range(count):
             h.record(Run("capture", f"{tag}-{i}", labels={"writer": tag},
@@ -60,7 +61,8 @@ def _writer(url, tag, count):
 
 def test_two_processes_writing_at_once_lose_nothing(pg_url):
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(pg_url, tag, 100)) for tag in ("a", "b")]
+    start = ctx.Barrier(2)
+    procs = [ctx.Process(target=_writer, args=(pg_url, tag, 100, start)) for tag in ("a", "b")]
     for p in procs:
         p.start()
     for p in procs:

@@ -131,7 +131,8 @@ def test_a_failed_write_leaves_no_half_run(tmp_path):
         assert [r["source"] for r in h.runs()] == ["ok.rtrig", "next.rtrig"]
 
 
-def _writer(db, tag, count):
+def _writer(db, tag, count, start):
+    start.wait(60)                        # both open the new history at the same moment
     with History(db) as h:
         for i in range(count):
             h.record(Run("capture", f"{tag}-{i}", labels={"writer": tag},
@@ -143,7 +144,8 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     schema) and write 150 runs each, interleaved: all 300 are there, whole."""
     db = tmp_path / "h.sqlite"
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(db, tag, 150)) for tag in ("a", "b")]
+    start = ctx.Barrier(2)
+    procs = [ctx.Process(target=_writer, args=(db, tag, 150, start)) for tag in ("a", "b")]
     for p in procs:
         p.start()
     for p in procs:
