@@ -34,11 +34,12 @@ from rtrig.host.rig.rig import TARGETS
 COMMANDS = {"capture": capture_cmd, "sweep": sweep_cmd, "suite": suite_cmd}
 #: CLI parameters that are not measurement settings (the module docstring says why).
 CLI_FRONT_DOOR = {"sim_here", "port_here", "output", "as_json", "quiet", "firmware",
-                  "console", "help"}
+                  "console", "help", "history_db", "labels"}
 #: RigAPI parameters that are not measurement settings.
 API_FRONT_DOOR = {"capture": {"self", "path", "progress"}, "sweep": {"self", "path", "log"}}
 #: The plugin's options that pick the rig or say where results go.
-PLUGIN_FRONT_DOOR = {"port", "sim", "firmware", "baud", "captures", "results"}
+PLUGIN_FRONT_DOOR = {"port", "sim", "firmware", "baud", "captures", "results", "history",
+                     "label"}
 #: Capture options that go to measure(), not into CaptureSettings.
 RUN_ONLY = {"mode", "bin_shift"}
 
