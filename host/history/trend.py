@@ -61,9 +61,9 @@ def _y(v, index, scale=1e-3):
 
 
 def _layout(title, unit, height=340):
-    return {"title": {"text": title}, "height": height, "margin": {"t": 40, "b": 90},
+    return {"title": {"text": title}, "height": height, "margin": {"t": 40, "b": 120},
             "xaxis": {"type": "category", "tickangle": -40},
-            "yaxis": {"title": {"text": unit}}, "legend": {"orientation": "h"}}
+            "yaxis": {"title": {"text": unit}}, "legend": {"orientation": "h", "y": -0.5}}
 
 
 def _figure_plot(name, runs, vals, xs, by, found):
