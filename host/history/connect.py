@@ -11,6 +11,7 @@ upgrade; PostgreSQL's own transactions need nothing more.
 """
 
 import sqlite3
+import time
 from pathlib import Path
 
 from ...errors import RtrigError
@@ -95,7 +96,7 @@ def _sqlite(path):
     try:
         raw = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         raw.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        raw.execute("PRAGMA journal_mode = WAL")
+        _wal(raw)
         raw.execute("PRAGMA foreign_keys = ON")
     except sqlite3.DatabaseError as e:
         if "locked" in str(e):
@@ -104,6 +105,23 @@ def _sqlite(path):
         raise HistoryError(f"history {path} is not an rtrig history ({e})",
                            hint="name another file, or move this one away") from None
     return Connection(raw, "sqlite", str(path))
+
+
+def _wal(raw):
+    """Put the file in WAL mode (kept in the file: once per history). Changing the
+    mode needs the file to itself, and SQLite answers "locked" at once, without its
+    busy handler, while another connection is in the middle of the same change: so
+    this retries until the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            if raw.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                raw.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _postgresql(url):

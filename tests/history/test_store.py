@@ -5,6 +5,7 @@ writers at once."""
 
 import multiprocessing
 import sqlite3
+import time
 
 import numpy as np
 import pytest
@@ -137,6 +138,7 @@ def _writer(db, tag, count, start):
         for i in range(count):
             h.record(Run("capture", f"{tag}-{i}", labels={"writer": tag},
                          figures=[(f"isr.p{j}", float(i), None, None, "ns") for j in range(20)]))
+            time.sleep(0.002)   # runs arrive apart, as from rigs: the other writer gets in
 
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
