@@ -133,7 +133,6 @@ def build_trend(history, figures=None, by=None, where=None, confidence=0.95):
         raise UsageError(f"no run holds figure {missing[0]!r}",
                          hint="rtrig history show --figure NAME; names: "
                               + ", ".join(history.figure_names()[:12]))
-    grouped = groups(runs, by) if by else [(str(r["id"]), [r]) for r in runs]
     j = judge(history, confidence)
     parts, rows, marked = [], [], 0
     for band in sorted({n.rpartition(".")[0] for n in names
@@ -143,6 +142,10 @@ def build_trend(history, figures=None, by=None, where=None, confidence=0.95):
         vals = per_figure[n]
         if not vals:
             continue
+        # the groups of the runs that hold the figure: a run without it (a cyclictest
+        # run beside captures) neither ends a group nor is compared
+        held = [r for r in runs if r["id"] in vals]
+        grouped = groups(held, by) if by else [(str(r["id"]), [r]) for r in held]
         found = steps(history, n, grouped, vals, confidence, j)
         marked += sum(s.verdict.startswith(("B higher", "B lower")) for s in found)
         rows += _step_rows([s for s in found if s.verdict.startswith(("B higher", "B lower"))],

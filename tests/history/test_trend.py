@@ -137,3 +137,22 @@ def test_the_trend_page_draws_in_chromium(model_history, tmp_path, capsys):
     assert errors == []
     assert n >= 8       # two band plots, and p50, p99, p99.99, max, missed of two channels
     assert len(re.findall(r'<div id="f\d+"[^>]*js-plotly-plot', res.stdout)) == n
+
+
+def test_a_run_without_the_figure_neither_ends_a_group_nor_hides_the_step(
+        model_history, tmp_path, capsys):
+    """A cyclictest run labelled like the last captures joins no ISR group: the
+    step of isr.p50 is still marked (judged on the captures alone)."""
+    import sqlite3
+    db = tmp_path / "copy.sqlite"
+    with sqlite3.connect(model_history) as src, sqlite3.connect(db) as dst:
+        src.backup(dst)
+    ct = tmp_path / "ct.json"
+    ct.write_text(json.dumps({"sysinfo": {"nodename": "pi"}, "thread": {"0": {
+        "histogram": {"10": 100}, "cycles": 100, "min": 10, "max": 10, "avg": 10.0}}}))
+    code, _, err = rtrig(capsys, "history", "add", ct, "--history", db, "--label",
+                         "kernel=6.12")
+    assert code == 0, err
+    code, _, err = rtrig(capsys, "history", "report", "--history", db, "-o",
+                         tmp_path / "t.html", "--by", "kernel", "--figure", "isr.p50")
+    assert code == 0 and "1 steps marked" in err, err
