@@ -60,6 +60,8 @@ def _record_paths(paths, where, labels):
     with History(where) as h:
         for p in paths:
             for run in runs_of_file(p, labels):
+                for w in run.warnings:
+                    click.echo(f"warning: {w}", err=True)
                 ids.append(h.record(run))
                 click.echo(f"history: run {ids[-1]} ({run.kind}, {run.source}) recorded "
                            f"into {h.where}", err=True)

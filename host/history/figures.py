@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ...capture import load
 from ...errors import CaptureFormatError
-from ..analysis import PERCENTILES, capture_summary
+from ..analysis import PERCENTILES, answered_counts, capture_summary, capture_warnings
 from ..bounds import fraction_bounds
 from .connect import HistoryError
 from .store import Run
@@ -121,4 +121,6 @@ def run_of_capture(path, labels=None):
     else:
         run.figures = capture_figures(capture_summary(cap))
         run.samples = {ch: samples_json(s) for ch, s in channel_samples(cap).items()}
+    run.warnings = capture_warnings(cap, answered_counts(cap) if kind not in ("sweep", "suite")
+                                    else None)
     return run

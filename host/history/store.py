@@ -29,7 +29,9 @@ class Run:
     """One run to record: what it was (``kind``, ``source``), where (``board``,
     ``target``, ``settings``), how it ended (``status``), the user's ``labels``,
     its ``figures`` — ``(name, value, lo, hi, unit)`` — and per channel the
-    ``samples`` that a step verdict compares (JSON-able dicts, or none)."""
+    ``samples`` that a step verdict compares (JSON-able dicts, or none); ``warnings``:
+    what the source file lacks (:func:`rtrig.host.analysis.capture_warnings`), said
+    when it is recorded, not stored (its ``status`` is)."""
     kind: str
     source: str
     board: str = "unknown"
@@ -39,6 +41,7 @@ class Run:
     labels: dict = field(default_factory=dict)
     figures: list = field(default_factory=list)
     samples: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
 
 
 def _errors():

@@ -150,3 +150,21 @@ def test_a_simulated_capture_records_as_it_finishes(tmp_path):
         assert h.figures("isr.p50", runs)[1][:3] == (printed["p50_ns"], printed["p50_lo_ns"],
                                                     printed["p50_hi_ns"])
         assert h.figures("isr.pulses", runs)[1][0] == 500
+
+
+def test_a_cut_off_or_dead_capture_is_recorded_with_a_warning(tmp_path, capsys):
+    # recorded (its status says "unfinished" / its missed say all), never silently
+    good = write_capture(tmp_path / "good.rtrig", np.arange(1000, 1100))
+    dead = write_capture(tmp_path / "dead.rtrig", [], missed=500)
+    whole = good.read_bytes()
+    torn = tmp_path / "torn.rtrig"
+    torn.write_bytes(whole[:len(whole) // 2])
+    db = tmp_path / "h.sqlite"
+    code, _, err = rtrig(capsys, "history", "add", good, "--history", db)
+    assert code == 0 and "warning" not in err, err
+    code, _, err = rtrig(capsys, "history", "add", dead, torn, "--history", db)
+    assert code == 0, err
+    warnings = [ln for ln in err.splitlines() if ln.startswith("warning: ")]
+    assert any("dead.rtrig has no answered pulse on ISR" in w for w in warnings), err
+    assert any("torn.rtrig is cut off" in w for w in warnings), err
+    assert len(warnings) == 2, err
