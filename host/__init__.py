@@ -17,7 +17,7 @@ import importlib
 
 #: Public name → the module that defines it.
 _EXPORTS = {
-    "open_rig": "rig.rig", "Rig": "rig.rig",
+    "open_rig": "rig.connect", "Rig": "rig.rig",
     "CaptureSettings": "procedures.settings",
     "run_capture": "procedures.measure", "measure": "procedures.measure",
     "CaptureResult": "rig.run",
@@ -30,7 +30,7 @@ _EXPORTS = {
     "write_report": "report",
     "export": "integrations.export",
     "RigAPI": "api",
-    "compare": "report.compare", "format_comparison": "report.compare",
+    "compare": "report.compare_text", "format_comparison": "report.compare_text",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The library API on one open rig, as tests and farm drivers call it.
 
-:class:`RigAPI` wraps a rig (:func:`rtrig.host.rig.rig.open_rig`) and offers
+:class:`RigAPI` wraps a rig (:func:`rtrig.host.rig.connect.open_rig`) and offers
 ``capture`` and ``sweep`` with the CLI's units (``"5k"``, ``"20us"``) and defaults.
 The pytest plugin (:mod:`rtrig.host.integrations.pytest_plugin`) and the labgrid driver
 (:mod:`rtrig.host.integrations.labgrid_driver`) both hand this object to tests, so a rig
@@ -136,7 +136,7 @@ def open_api(port=None, sim=False, target=None, firmware=None, captures="capture
              baudrate=3_000_000, log=None):
     """Open a rig (``port``, or the simulation twin with ``sim``) and yield a
     :class:`RigAPI` on it; the rig (and the twin) is closed on leaving."""
-    from .rig.rig import open_rig
+    from .rig.connect import open_rig
     if target is None:
         target = "model" if sim else "external"
     if firmware is not None and not (sim and target == "soc"):

@@ -9,7 +9,7 @@ import pytest
 
 from rtrig.gateware.latency_matcher import LatencyRecord
 from rtrig.gateware.top import EventRecord, TruthWireRecord
-from rtrig.host.rig.link import (
+from rtrig.host.rig.decode import (
     _STREAMS,
     WIRE_EVENT,
     WIRE_LATENCY,

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""``rtrig compare``: a thin wrapper over :func:`rtrig.host.report.compare.compare`."""
+"""``rtrig compare``: a thin wrapper over :func:`rtrig.host.report.compare_text.compare`."""
 
 import json
 from pathlib import Path
@@ -32,7 +32,7 @@ def compare_cmd(a, b, confidence, channels, as_json):
     (frequency, load, jitter, target, rig).
     """
     from ..bounds import check_confidence
-    from ..report.compare import compare, format_comparison
+    from ..report.compare_text import compare, format_comparison
     try:
         confidence = check_confidence(confidence)
     except ValueError as e:

@@ -96,7 +96,7 @@ class RigOptions:
 
     def rig(self):
         """Open the rig (a context manager giving a :class:`rtrig.host.rig.rig.Rig`)."""
-        from ..rig.rig import open_rig
+        from ..rig.connect import open_rig
         if self.sim and self.port:
             raise UsageError("give either --port or --sim, not both")
         # (a socket ignores the baud rate; --sim-board implies --sim)
@@ -191,7 +191,7 @@ def capture_path(output, kind):
 
 def counter_lines(counters):
     """The summary's ``link:`` and ``rig:`` lines: every loss counter, zero or not."""
-    from ..rig.link import LINK_COUNTERS
+    from ..rig.loss import LINK_COUNTERS
     lines = []
     for group in ("link", "rig"):
         parts = [f"{counters[k]} {label}" for k, (g, label, _) in LINK_COUNTERS.items()
@@ -204,7 +204,7 @@ def counter_lines(counters):
 def warn_counters(counters):
     """A ``warning:`` line on stderr for each nonzero loss counter (the total of the
     rig's overflows only when its parts are not there)."""
-    from ..rig.link import LINK_COUNTERS
+    from ..rig.loss import LINK_COUNTERS
     parts = {"lat_overflow", "evt_overflow", "truth_overflow", "stat_drops"}
     for k, (_, label, meaning) in LINK_COUNTERS.items():
         if not counters.get(k) or (k == "overflows" and parts & counters.keys()):

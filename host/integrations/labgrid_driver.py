@@ -74,7 +74,7 @@ class RtrigDriver(Driver):
         self._api = None
 
     def on_activate(self):
-        from ..rig.rig import open_rig
+        from ..rig.connect import open_rig
         url, speed = port_url(self.port)
         stack = contextlib.ExitStack()
         try:

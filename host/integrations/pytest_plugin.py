@@ -216,7 +216,7 @@ class RtrigTest:
     sweep.__signature__ = inspect.signature(RigAPI.sweep)
 
     def measured(self):
-        """The captures and sweeps as :func:`rtrig.host.integrations.budget.check` takes them."""
+        """The captures and sweeps as :func:`rtrig.host.integrations.budget_check.check` takes them."""
         caps = [{"path": str(c.path), "summary": c.summary} for c in self.captures]
         sws = [{"path": str(s.path),
                 "figures": {k: {"hz": t.hz if t else None,
@@ -293,7 +293,7 @@ def pytest_runtest_call(item):
         item.warn(pytest.PytestWarning(f"rtrig: {w}"))
     limits = item.stash.get(_LIMITS_KEY, [])
     if limits:
-        from .budget import evaluate
+        from .budget_check import evaluate
         bad, gates = evaluate(limits, *t.measured(), item.stash.get(_BASELINES_KEY, {}))
         item.stash[_VIOLATIONS_KEY] = [v.message for v in bad]
         item.stash[_GATES_KEY] = gates

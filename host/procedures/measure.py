@@ -3,7 +3,7 @@
 
 :func:`run_capture` is the procedure the CLI's ``capture`` runs (and selftest, and a
 sweep step on a rig without on-chip statistics); a notebook can call it directly on
-a :class:`~rtrig.host.rig.rig.Rig` from :func:`~rtrig.host.rig.rig.open_rig`.
+a :class:`~rtrig.host.rig.rig.Rig` from :func:`~rtrig.host.rig.connect.open_rig`.
 """
 
 import contextlib
@@ -13,7 +13,8 @@ from pathlib import Path
 from ...capture import load
 from ...errors import UsageError
 from ..analysis import capture_summary
-from ..rig.rig import DRAIN_TICKS, open_rig
+from ..rig.connect import open_rig
+from ..rig.rig import DRAIN_TICKS
 from ..rig.run import CaptureResult, CaptureRun, Progress, capture_meta
 from ..sim.console import check_soc_run
 from .settings import CaptureSettings

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""A/B comparison of two captures, or of two sweeps: is B higher, lower, or is no
-difference shown at this sample size?
+"""A/B comparison of two captures: is B higher, lower, or is no difference shown at
+this sample size?
 
 Per channel and percentile, each capture's percentile gets distribution-free bounds
 (:mod:`rtrig.host.bounds`) and the difference B − A gets the bounds
@@ -13,12 +13,10 @@ comparison: with ``m`` statements, each is made at 1 − (1 − confidence) / m
 captures are independent). The maxima and minima get no interval: they are shown as
 measured, with the exceedance bound their sample size supports.
 
-Sweeps are compared by their figures (MF-ISR, MF-APP, SF): each lies between the
-highest frequency measured clear and the first found failing, the sweep's
-resolution; the figures differ when those intervals do not overlap.
-
-:func:`compare` takes two paths and returns a :class:`Comparison` (or a
-:class:`SweepComparison`); :func:`format_comparison` prints either; ``to_json``
+Sweeps are compared by their figures in :mod:`rtrig.host.report.compare_sweeps`.
+:func:`rtrig.host.report.compare_text.compare` takes two paths and returns a
+:class:`Comparison` (or a sweeps' comparison);
+:func:`~rtrig.host.report.compare_text.format_comparison` prints either; ``to_json``
 gives the figures for scripts.
 """
 
@@ -30,7 +28,6 @@ import numpy as np
 from scipy import stats
 
 from ...capture import scan
-from ...channels import sweep_figure_keys, sweep_figure_name
 from ...errors import RtrigError
 from ...units import format_hz, format_s
 from ..analysis import PERCENTILES, capture_warnings
@@ -46,9 +43,9 @@ from ..bounds import (
 )
 from .reduction import CaptureReduction
 
-__all__ = ["compare", "compare_captures", "compare_scanned", "compare_samples", "Samples", "compare_sweeps", "channel_samples",
-           "Comparison", "SweepComparison", "ChannelComparison", "FigureComparison",
-           "CompareError", "format_comparison", "channel_verdict", "HIGHER", "LOWER", "NONE"]
+__all__ = ["compare_captures", "compare_scanned", "compare_samples", "Samples", "channel_samples",
+           "Comparison", "ChannelComparison", "FigureComparison",
+           "CompareError", "channel_verdict", "HIGHER", "LOWER", "NONE"]
 
 HIGHER, LOWER, NONE = "B higher", "B lower", "no difference shown"
 #: The channel verdict when the distributions differ but no percentile says which way.
@@ -380,145 +377,3 @@ def compare_samples(a, b, confidence=DEFAULT_CONFIDENCE, channels=None):
     alpha = (1 - confidence) / statements
     out = {name: _compare_channel(name, a[name], b[name], level, alpha) for name in channels}
     return Comparison("A", "B", confidence, statements, out)
-
-
-@dataclass
-class SweepComparison:
-    a: str
-    b: str
-    figures: dict          # key → {"name", "a", "b", "verdict"}
-    warnings: list = field(default_factory=list)
-
-    def to_json(self):
-        return {"kind": "sweep", "a": self.a, "b": self.b, "figures": self.figures,
-                "warnings": self.warnings}
-
-
-def _sweep_keys(a_cap, b_cap):
-    """MF-ISR, MF-APP, then the MF of every interval channel either sweep sought (in
-    the order A, then B, named them), then SF."""
-    return sweep_figure_keys([*((a_cap.meta.get("sweep") or {}).get("channels") or ()),
-                              *((b_cap.meta.get("sweep") or {}).get("channels") or ())])
-
-
-def _sweep_interval(fig):
-    """``(lo, hi, confirmed, text)`` of one sweep figure: the true value lies above
-    ``lo`` (the highest frequency measured clear) and at or below ``hi`` (the first
-    failing); ``hi`` None when the range ended first, both None when not sought."""
-    if not fig:
-        return None, None, False, "not measured"
-    hz, below = fig.get("hz"), fig.get("below_hz")
-    if hz is None and below is None:
-        return None, None, False, fig.get("reason") or "not measured"
-    if hz is None:
-        return below, None, False, f"above {format_hz(below)}"
-    text = f"{format_hz(hz)} ({format_hz(below) if below else '?'} – {format_hz(hz)}" \
-        f"{', confirmed' if fig.get('confirmed') else ', unconfirmed'})"
-    return below, hz, bool(fig.get("confirmed")), text
-
-
-def compare_sweeps(a_path, b_path):
-    """Compare two sweep captures' MF-ISR, MF-APP, interval channels' MF and SF."""
-    a_cap, b_cap = _open(a_path, "A"), _open(b_path, "B")
-    for cap, label in ((a_cap, "A"), (b_cap, "B")):
-        if _capture_kind(cap) != "sweep":
-            raise CompareError(f"{label} ({cap.path}) is a capture and the other a sweep: "
-                               "compare two captures or two sweeps")
-        if not (cap.final or {}).get("figures"):
-            raise CompareError(f"{label} ({cap.path}) holds no sweep figures "
-                               "(the sweep did not finish)")
-    figures = {}
-    for key in _sweep_keys(a_cap, b_cap):
-        name = sweep_figure_name(key)
-        ia = _sweep_interval(a_cap.final["figures"].get(key))
-        ib = _sweep_interval(b_cap.final["figures"].get(key))
-        if ia[0] is None and ia[1] is None or ib[0] is None and ib[1] is None:
-            verdict = "not compared (not measured in both)"
-        elif ib[0] is not None and ia[1] is not None and ib[0] >= ia[1]:
-            verdict = HIGHER
-        elif ia[0] is not None and ib[1] is not None and ia[0] >= ib[1]:
-            verdict = LOWER
-        else:
-            verdict = "no difference shown at the sweeps' resolution"
-        if verdict in (HIGHER, LOWER) and not (ia[2] and ib[2]):
-            verdict += " (unconfirmed)"
-        figures[key] = {"name": name, "a": ia[3], "b": ib[3],
-                        "a_interval_hz": [ia[0], ia[1]], "b_interval_hz": [ib[0], ib[1]],
-                        "confirmed": [ia[2], ib[2]], "verdict": verdict}
-    warnings = []
-    sa, sb = a_cap.meta.get("sweep") or {}, b_cap.meta.get("sweep") or {}
-    if a_cap.meta.get("load") != b_cap.meta.get("load"):
-        warnings.append("A and B were swept with different load: "
-                        f"{'on' if a_cap.meta.get('load') else 'off'} against "
-                        f"{'on' if b_cap.meta.get('load') else 'off'}")
-    for key in ("pulses", "resolution", "stim_jitter_s"):
-        if sa.get(key) != sb.get(key):
-            warnings.append(f"A and B were swept with different {key.replace('_', ' ')}: "
-                            f"{sa.get(key)} against {sb.get(key)}")
-    for key in ("target", "board", "tick_hz"):
-        if a_cap.meta.get(key) != b_cap.meta.get(key):
-            warnings.append(f"A and B were swept on different {key.replace('_', ' ')}s")
-    return SweepComparison(str(a_path), str(b_path), figures, warnings)
-
-
-def compare(a_path, b_path, confidence=DEFAULT_CONFIDENCE, channels=None):
-    """:func:`compare_captures` or :func:`compare_sweeps`, by what the files hold."""
-    a_kind = _capture_kind(_open(a_path, "A"))
-    if a_kind == "sweep":
-        return compare_sweeps(a_path, b_path)
-    return compare_captures(a_path, b_path, confidence, channels)
-
-
-def _us(ns):
-    return "—" if ns is None else f"{ns / 1000:.3f}"
-
-
-def _range(bounds):
-    lo, hi = bounds
-    return f"[{'…' if lo is None else _us(lo)}, {'…' if hi is None else _us(hi)}]"
-
-
-def _exceed(p):
-    return "—" if p is None else f"{p:.2g}"
-
-
-def format_comparison(c):
-    """The comparison as text lines (what ``rtrig compare`` prints)."""
-    lines = [f"A: {c.a}", f"B: {c.b}"]
-    if isinstance(c, SweepComparison):
-        lines.append("")
-        width = max(8, *(len(f["name"]) for f in c.figures.values()))
-        lines.append(f"{'figure':<{width}} {'A':<48} {'B':<48} verdict")
-        for f in c.figures.values():
-            lines.append(f"{f['name']:<{width}} {f['a']:<48} {f['b']:<48} {f['verdict']}")
-    else:
-        lines.append(f"confidence {c.confidence:.0%} for the whole comparison "
-                     f"({c.statements} statements); values in µs")
-        for ch in c.channels.values():
-            lines.append("")
-            lines.append(f"{ch.channel.upper()}: {ch.verdict}  "
-                         f"({ch.samples['a']} against {ch.samples['b']} answered pulses)")
-            lines.append(f"  {'figure':<7} {'A':>10} {'A bounds':>22} {'B':>10} "
-                         f"{'B bounds':>22} {'B − A bounds':>24}  verdict")
-            for f in ch.figures:
-                lines.append(f"  {f.figure:<7} {_us(f.a):>10} {_range(f.a_bounds):>22} "
-                             f"{_us(f.b):>10} {_range(f.b_bounds):>22} {_range(f.diff):>24}"
-                             f"  {f.verdict}")
-            for which, e in ch.extremes.items():
-                lines.append(f"  {which:<7} {_us(e['a_ns']):>10} {'(no interval)':>22} "
-                             f"{_us(e['b_ns']):>10} {'(no interval)':>22}")
-            mx = ch.extremes["max"]
-            lines.append(f"  exceedance of each max ≤ {_exceed(mx['a_exceedance'])} (A), "
-                         f"≤ {_exceed(mx['b_exceedance'])} (B) of pulses")
-            m = ch.missed
-            lines.append(f"  missed  {m['a'][0]}/{m['a'][1]} against {m['b'][0]}/{m['b'][1]}:"
-                         f" {m['verdict']}")
-            d = ch.distribution
-            if d["p_value"] is None:
-                lines.append(f"  distribution: {d.get('note')}")
-            else:
-                lines.append(f"  distribution (two-sample KS): D = {d['statistic']:.4f}, "
-                             f"p = {d['p_value']:.3g} (α = {d['alpha']:.2g}): {d['verdict']}")
-    for w in c.warnings:
-        lines.append(f"warning: {w}")
-    return lines

@@ -164,7 +164,7 @@ def _describe(cap):
 def _link_counters(link):
     """Every loss counter of a capture's ``final["link"]``; a nonzero one in bold red,
     with what it means as its tooltip."""
-    from ..rig.link import LINK_COUNTERS
+    from ..rig.loss import LINK_COUNTERS
     out = []
     for k, (_, label, meaning) in LINK_COUNTERS.items():
         if k not in link:

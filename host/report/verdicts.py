@@ -5,7 +5,8 @@ and verdicts as ``rtrig compare``."""
 
 import html
 
-from .compare import NONE, CompareError, compare_scanned, compare_sweeps
+from .compare import NONE, CompareError, compare_scanned
+from .compare_sweeps import compare_sweeps
 
 __all__ = ["verdict_rows", "verdict_table", "VERDICT_HEADS"]
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The host's one interface to a rig: typed operations over the one link.
 
-:func:`open_rig` gives a :class:`Rig` on a serial port or on the simulation twin.
+:func:`~rtrig.host.rig.connect.open_rig` gives a :class:`Rig` on a serial port or on
+the simulation twin.
 Every procedure (capture, statistics capture, sweep steps, the suite, selftest) is a
 short sequence of the operations here — set up (:meth:`Rig.prepare`), run, take
 records, wait, read counters — so none of them writes registers in its own order, and
@@ -14,16 +15,11 @@ exposes for tests and tools that speak registers directly (no module of the host
 outside ``host/rig/`` does: ``tests/test_architecture.py``).
 """
 
-import contextlib
 import functools
-import signal
-import subprocess
-import sys
 import time
 
 from ...errors import LinkError, UsageError
 from ...protocol import (
-    GATEWARE_VERSION,
     LAT_EDGES_RESET,
     MODEL_PARAM_REGS,
     REGISTER_BY_ADDR,
@@ -36,9 +32,11 @@ from ...protocol import (
     latency_channels,
 )
 from ...units import format_s
-from .link import RigLink, decode_events, decode_latency, decode_truth
+from .counters import CounterReads
+from .decode import decode_events, decode_latency, decode_truth
+from .statistics import StatisticsReads
 
-__all__ = ["Rig", "open_rig", "register_max", "TARGETS", "MODEL_REGS", "DRAIN_TICKS"]
+__all__ = ["Rig", "register_max", "TARGETS", "MODEL_REGS", "DRAIN_TICKS"]
 
 #: Target names on the command line → the TARGET_SEL value.
 TARGETS = {"external": Target.EXTERNAL, "loopback": Target.LOOPBACK, "model": Target.MODEL,
@@ -55,10 +53,6 @@ DRAIN_TICKS = 10_000
 #: two register reads (~1 ms on the simulation twin, ~0.2 ms on a 3 Mbaud rig), so
 #: polling this often costs the link little and ends a short run soon after its end.
 POLL_S = 0.02
-#: Words read per request from the statistics' windows: a request must finish within
-#: the link timeout, also on a busy machine running the simulation twin (~190
-#: responses/s at 0.8 M cycles/s).
-HIST_CHUNK = 32
 
 
 def register_max(reg):
@@ -67,9 +61,12 @@ def register_max(reg):
     return (1 << REGISTER_BY_ADDR[int(reg)].width) - 1
 
 
-class Rig:
-    """An open rig: ``link`` (a :class:`RigLink`), ``info`` (identity registers),
-    ``sim`` (the running simulation twin, or None), ``port``."""
+class Rig(StatisticsReads, CounterReads):
+    """An open rig: ``link`` (a :class:`~rtrig.host.rig.link.RigLink`), ``info``
+    (identity registers), ``sim`` (the running simulation twin, or None), ``port``.
+
+    Its on-chip statistics' reads are :class:`~rtrig.host.rig.statistics.StatisticsReads`,
+    its counters' :class:`~rtrig.host.rig.counters.CounterReads`."""
 
     def __init__(self, link, info, sim=None, port=None):
         self.link = link
@@ -322,231 +319,3 @@ class Rig:
         """Latency records the rig produced since the last clear (``LAT_RECORDS``;
         of an interval channel, one per start edge)."""
         return self.link.read1(Reg.LAT_RECORDS)
-
-    # on-chip statistics ----------------------------------------------------------
-    def statistics_info(self):
-        """The on-chip statistics' shape (``STAT_INFO``): ``n_bins`` per histogram,
-        ``n_channels``, ``count_bits`` per bin; a one-line :class:`UsageError` on a rig
-        without them."""
-        info = self.link.read1(Reg.STAT_INFO)
-        if info == 0:
-            raise UsageError("this rig's gateware has no on-chip statistics",
-                             hint="rebuild the gateware, or use --mode records")
-        return {"n_bins": 1 << (info & 0xFF), "n_channels": (info >> 8) & 0xFF,
-                "count_bits": (info >> 16) & 0xFF}
-
-    def read_channel_stats(self, number):
-        """Every figure of channel ``number`` (the ``STAT_WORDS`` of
-        :mod:`rtrig.gateware.stat_accumulators`, ticks and counts)."""
-        from ...gateware.stat_accumulators import N_STAT_WORDS, STAT_WORDS, WORDS_PER_CHANNEL
-        words = self._read_window(Reg.STAT_SEL, Reg.STAT_DATA, number * WORDS_PER_CHANNEL,
-                                  N_STAT_WORDS)
-        return {name: sum(int(words[first + i]) << (32 * i) for i in range(n))
-                for name, (first, n) in STAT_WORDS.items()}
-
-    def read_stat_counts(self, number, names=("answered", "missed")):
-        """Only the figures ``names`` of channel ``number``: the words from the first to
-        the last of them, in one request. Safe while the statistics accumulate (each
-        value is one snapshot of a counter below 2**32)."""
-        from ...gateware.stat_accumulators import STAT_WORDS, WORDS_PER_CHANNEL
-        first = min(STAT_WORDS[n][0] for n in names)
-        last = max(STAT_WORDS[n][0] + STAT_WORDS[n][1] for n in names)
-        words = [0] * first + self._read_window(Reg.STAT_SEL, Reg.STAT_DATA,
-                                                number * WORDS_PER_CHANNEL + first,
-                                                last - first)
-        return {n: sum(int(words[STAT_WORDS[n][0] + i]) << (32 * i)
-                       for i in range(STAT_WORDS[n][1])) for n in names}
-
-    def read_histogram(self, number, n_bins, first, count):
-        """``count`` bins of channel ``number``'s histogram (``n_bins`` bins), from bin
-        ``first``."""
-        return self._read_window(Reg.HIST_SEL, Reg.HIST_DATA, number * n_bins + first,
-                                 count)
-
-    def statistics_drops(self):
-        """Records the on-chip statistics did not accumulate (``STAT_DROPS``)."""
-        return self.link.read1(Reg.STAT_DROPS)
-
-    def _read_window(self, sel_reg, data_reg, start, n, chunk=HIST_CHUNK):
-        """Read ``n`` words of an auto-incrementing window from ``start``.
-
-        The window's pointer moves with every read, so a retried request would return
-        shifted data: requests go out without the link's own retries and every attempt
-        sets the pointer first."""
-        link = self.link
-        out = []
-        saved = link.retries
-        link.retries = 0
-        try:
-            while len(out) < n:
-                c = min(chunk, n - len(out))
-                for attempt in range(3):
-                    try:
-                        link.write(sel_reg, start + len(out))
-                        vals = link.read(data_reg, count=c)
-                        if len(vals) == c:
-                            break
-                    except LinkError:
-                        if attempt == 2:
-                            raise
-                else:
-                    raise LinkError(f"short read of register 0x{int(data_reg):03x}")
-                out += vals
-        finally:
-            link.retries = saved
-        return out
-
-    # counters --------------------------------------------------------------------
-    def heartbeat_edges(self):
-        """Heartbeat edges since the last clear (``HB_COUNT``)."""
-        return self.link.read1(Reg.HB_COUNT)
-
-    def rx_errors(self):
-        """Host → rig packets the rig rejected since the last clear (``RX_ERRORS``)."""
-        return self.link.read1(Reg.RX_ERRORS)
-
-    def heartbeat(self):
-        """The heartbeat counters: ``edges`` (``HB_COUNT``) and the per-window ones."""
-        r = self.link.read1
-        return {"edges": r(Reg.HB_COUNT), "last": r(Reg.HB_LAST), "min": r(Reg.HB_MIN),
-                "max": r(Reg.HB_MAX), "windows": r(Reg.HB_WINDOWS)}
-
-    def loss_counters(self, plan):
-        """Every loss counter of a records-mode run (``final["link"]``, the keys of
-        :data:`rtrig.host.rig.link.LINK_COUNTERS`) and the pulses issued, from the rig's
-        registers and the host's link; ``plan``: the run's
-        :class:`~rtrig.channels.ChannelPlan`.
-
-        Latency records are counted exactly by their pulse index (every pulse gets one
-        record per channel, so those missing after the last one received count too);
-        those the rig's full FIFO dropped are its overflows, not link losses (and then a
-        gap that looks longer than its sequence numbers say may be such drops).
-
-        ``unended``: pulses the rig made no record of, because their response (or an
-        interval's end, or the completion after it) had not come when the run
-        stopped: a record is made at its completion. They are the pulses issued on the
-        one-record-per-pulse channels less the records the rig produced
-        (``LAT_RECORDS``) for them, not link losses."""
-        link = self.link
-        lat_ovf, evt_ovf = link.read1(Reg.LAT_OVERFLOW), link.read1(Reg.EVT_OVERFLOW)
-        truth_ovf = link.read1(Reg.TRUTH_OVERFLOW)
-        rx_errors = link.read1(Reg.RX_ERRORS)
-        produced = link.read1(Reg.LAT_RECORDS)
-        issued = self.pulses_issued()
-        per_pulse = plan.pulse_numbers
-        # An interval channel that does not start on STIM0 has a record per start edge,
-        # not per pulse: its tail is not known from the pulses issued, and its records
-        # (at least those received) are part of LAT_RECORDS.
-        others = [c.number for c in plan if c.number not in per_pulse]
-        got_others = sum(link.received_of(n) for n in others)
-        unended = max(issued * len(per_pulse) - (produced - got_others), 0)
-        if not unended:
-            link.loss.end(per_pulse, issued)
-            lost_records = max(link.missing_records - lat_ovf, 0)
-            other = link.loss.lost_other_seen if lat_ovf else link.loss.lost_other
-        else:
-            # Of the records missing after the last one received of each channel, those
-            # the rig never made are not lost on the link; the rest are, and their
-            # packets are the unclaimed gap that the replies to these reads show after
-            # them (so they are not counted twice).
-            lost_tail = max(link.loss.tail(per_pulse, issued) - unended, 0)
-            lost_records = max(link.missing_records + lost_tail - lat_ovf, 0)
-            other = link.loss.lost_other_seen if lat_ovf else link.loss.lost_other
-            other = max(other - lost_tail, 0)
-        link.reported()     # this run's losses are counted: the next run's start here
-        return {
-            "crc_errors": link.crc_errors,
-            "lost_packets": lost_records + other,
-            "lost_records": lost_records,
-            "bad_payloads": link.bad_payloads,
-            "duplicates": link.duplicates,
-            "overflows": lat_ovf + evt_ovf + truth_ovf,
-            "lat_overflow": lat_ovf,
-            "evt_overflow": evt_ovf,
-            "truth_overflow": truth_ovf,
-            "rx_errors": rx_errors,
-            "unended": unended,
-            "setup_lost": link.setup_lost,
-        }, issued
-
-    def host_counters(self):
-        """The host's own link counters since the last CLEAR: what is known of the
-        losses when the rig no longer answers (``lost_records``: latency records
-        missing by pulse index up to the last one received; the rig's counters, its
-        overflows and ``rx_errors``, cannot be read then and are absent)."""
-        link = self.link
-        link.reported()
-        return {"crc_errors": link.crc_errors, "lost_packets": link.lost_packets,
-                "lost_records": link.missing_records, "bad_payloads": link.bad_payloads,
-                "duplicates": link.duplicates, "setup_lost": link.setup_lost}
-
-
-def twin_exit(simrig, wait=1.0):
-    """Why the simulation twin ``simrig`` is gone, in words (``exited with status 3``,
-    ``was killed by signal SIGKILL``, with its last line on stderr if any), waiting up
-    to ``wait`` s for it to end; None while it runs. A link to a twin that breaks
-    names this instead of a cable (:attr:`RigLink.twin_exit`)."""
-    p = simrig.proc
-    if p is None:
-        return None
-    try:
-        code = p.wait(timeout=wait)
-    except subprocess.TimeoutExpired:
-        return None
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = str(-code)
-        what = f"was killed by signal {name}"
-    else:
-        what = f"exited with status {code}"
-    try:
-        said = [x for x in (p.stderr.read() if p.stderr else "").splitlines() if x.strip()]
-    except (OSError, ValueError):
-        said = []
-    return f"{what} ({said[-1].strip()})" if said else what
-
-
-@contextlib.contextmanager
-def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None,
-             sim_link="fast", baudrate=3_000_000, console=None):
-    """Open a rig on ``port`` (a device or pyserial URL) or start the simulation twin.
-
-    With ``sim``, ``soc=True`` starts the twin built with the reference SoC running
-    ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md, its console
-    going to ``console`` (a path, kept; default a temporary file removed at the end,
-    :attr:`SimRig.console`); ``board`` (a
-    board name) the twin of that board's gateware; ``sim_link`` its host link:
-    ``fast`` (default) or ``line`` (the board's own baud, :data:`rtrig.host.sim.LINKS`).
-    ``baudrate``: the serial port's rate (a rig built with a faster link, ``rtrig build
-    --baud``); a socket ignores it."""
-    log = log or (lambda msg: print(msg, file=sys.stderr))
-    if not sim and not port:
-        raise UsageError("no rig given", hint="use --port PORT (or RTRIG_PORT), or --sim")
-    simrig = None
-    try:
-        if sim:
-            from ..sim import SimRig
-            opts = {"soc": True, "firmware": firmware, "console": console} if soc else {}
-            opts["link"] = sim_link
-            if board is not None:
-                opts["board"] = board
-            simrig = SimRig(log=log, **opts)
-            simrig.start()
-            port = simrig.url
-        link = RigLink(port, baudrate=baudrate)
-        if simrig is not None:
-            link.twin_exit = functools.partial(twin_exit, simrig)
-        try:
-            info = link.identify()
-            if info["version"] != GATEWARE_VERSION:
-                raise LinkError(f"the rig's gateware speaks protocol {info['version']}, "
-                                f"this rtrig speaks {GATEWARE_VERSION}",
-                                hint="rebuild/flash the gateware or upgrade rtrig")
-            yield Rig(link, info, simrig, port)
-        finally:
-            link.close()
-    finally:
-        if simrig is not None:
-            simrig.stop()

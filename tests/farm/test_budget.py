@@ -3,7 +3,8 @@
 
 import pytest
 
-from rtrig.host.integrations.budget import BudgetError, check, parse_budget
+from rtrig.host.integrations.budget import BudgetError, parse_budget
+from rtrig.host.integrations.budget_check import check
 
 
 def _cap(path="c.rtrig", **isr):
@@ -101,7 +102,8 @@ def _uniform(n, shift=0, missed=0):
 
 
 def _gate(kw, base, measured):
-    from rtrig.host.integrations.budget import Baseline, evaluate
+    from rtrig.host.integrations.budget import Baseline
+    from rtrig.host.integrations.budget_check import evaluate
     limits = parse_budget({"baseline": "base.rtrig", **kw})
     return evaluate(limits, [{"path": "c.rtrig", "summary": {}, "samples": {"isr": measured}}],
                     [], {"base.rtrig": Baseline("base.rtrig", "capture",
@@ -205,7 +207,8 @@ def test_missed_fraction_against_the_baseline():
 
 
 def test_sweep_figure_against_a_baseline_sweep():
-    from rtrig.host.integrations.budget import Baseline, evaluate
+    from rtrig.host.integrations.budget import Baseline
+    from rtrig.host.integrations.budget_check import evaluate
     lims = parse_budget({"baseline": "s0.rtrig", "mf_isr_min": "-5%"})
     base = {"s0.rtrig": Baseline("s0.rtrig", "sweep", figures={
         "mf_isr_hz": {"hz": 101_000, "below_hz": 100_000}})}

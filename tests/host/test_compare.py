@@ -22,9 +22,9 @@ from rtrig.host.report.compare import (
     LOWER,
     NONE,
     Samples,
-    compare,
     compare_samples,
 )
+from rtrig.host.report.compare_text import compare
 from rtrig.protocol import LATENCY_DTYPE, ChanFlags
 
 TICK_HZ = 100_000_000

@@ -17,7 +17,8 @@ from rtrig.errors import LinkError
 from rtrig.framing import crc16, frame
 from rtrig.host import CaptureSettings, open_rig, report, run_capture
 from rtrig.host.cli import main
-from rtrig.host.rig.link import LINK_COUNTERS, RigLink
+from rtrig.host.rig.link import RigLink
+from rtrig.host.rig.loss import LINK_COUNTERS
 from rtrig.protocol import PacketType, Reg
 
 DELAY = 123                 # loopback delay, ticks

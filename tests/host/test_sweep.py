@@ -268,7 +268,8 @@ def test_interval_mf_reaches_table_report_comparison_and_export(rig, tmp_path, c
     from rtrig.host.cli.sweep import print_table
     from rtrig.host.integrations.export import summary_json
     from rtrig.host.report import write_report
-    from rtrig.host.report.compare import compare_sweeps, format_comparison
+    from rtrig.host.report.compare_sweeps import compare_sweeps
+    from rtrig.host.report.compare_text import format_comparison
     from rtrig.host.report.data import sweep_plot_data
     p, load, f1, f2, _ = CASES["intervals"]
     ch = "stim0+..app+"

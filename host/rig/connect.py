@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Opening a rig: :func:`open_rig` on a serial port or on the simulation twin, and the
+words for a twin that has gone (:func:`twin_exit`)."""
+
+import contextlib
+import functools
+import signal
+import subprocess
+import sys
+
+from ...errors import LinkError, UsageError
+from ...protocol import GATEWARE_VERSION
+from .link import RigLink
+from .rig import Rig
+
+__all__ = ["open_rig", "twin_exit"]
+
+
+def twin_exit(simrig, wait=1.0):
+    """Why the simulation twin ``simrig`` is gone, in words (``exited with status 3``,
+    ``was killed by signal SIGKILL``, with its last line on stderr if any), waiting up
+    to ``wait`` s for it to end; None while it runs. A link to a twin that breaks
+    names this instead of a cable (:attr:`RigLink.twin_exit`)."""
+    p = simrig.proc
+    if p is None:
+        return None
+    try:
+        code = p.wait(timeout=wait)
+    except subprocess.TimeoutExpired:
+        return None
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        what = f"was killed by signal {name}"
+    else:
+        what = f"exited with status {code}"
+    try:
+        said = [x for x in (p.stderr.read() if p.stderr else "").splitlines() if x.strip()]
+    except (OSError, ValueError):
+        said = []
+    return f"{what} ({said[-1].strip()})" if said else what
+
+
+@contextlib.contextmanager
+def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None,
+             sim_link="fast", baudrate=3_000_000, console=None):
+    """Open a rig on ``port`` (a device or pyserial URL) or start the simulation twin.
+
+    With ``sim``, ``soc=True`` starts the twin built with the reference SoC running
+    ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md, its console
+    going to ``console`` (a path, kept; default a temporary file removed at the end,
+    :attr:`SimRig.console`); ``board`` (a
+    board name) the twin of that board's gateware; ``sim_link`` its host link:
+    ``fast`` (default) or ``line`` (the board's own baud, :data:`rtrig.host.sim.LINKS`).
+    ``baudrate``: the serial port's rate (a rig built with a faster link, ``rtrig build
+    --baud``); a socket ignores it."""
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    if not sim and not port:
+        raise UsageError("no rig given", hint="use --port PORT (or RTRIG_PORT), or --sim")
+    simrig = None
+    try:
+        if sim:
+            from ..sim import SimRig
+            opts = {"soc": True, "firmware": firmware, "console": console} if soc else {}
+            opts["link"] = sim_link
+            if board is not None:
+                opts["board"] = board
+            simrig = SimRig(log=log, **opts)
+            simrig.start()
+            port = simrig.url
+        link = RigLink(port, baudrate=baudrate)
+        if simrig is not None:
+            link.twin_exit = functools.partial(twin_exit, simrig)
+        try:
+            info = link.identify()
+            if info["version"] != GATEWARE_VERSION:
+                raise LinkError(f"the rig's gateware speaks protocol {info['version']}, "
+                                f"this rtrig speaks {GATEWARE_VERSION}",
+                                hint="rebuild/flash the gateware or upgrade rtrig")
+            yield Rig(link, info, simrig, port)
+        finally:
+            link.close()
+    finally:
+        if simrig is not None:
+            simrig.stop()
