@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .errors import UsageError
 from .protocol import EDGE_SOURCES, LAT_EDGES_RESET, N_LATENCY_CHANNELS, lat_edges
 
-__all__ = ["LATENCY_CHANNELS", "SOURCE_NAMES", "is_interval", "parse_interval",
+__all__ = ["LATENCY_CHANNELS", "SOURCE_NAMES", "channel_order", "is_interval", "parse_interval",
            "Channel", "ChannelPlan", "CHANNEL_HELP", "SWEEP_NAMES", "mf_key", "mf_channel",
            "sweep_figure_keys", "sweep_figure_name"]
 
@@ -23,6 +23,13 @@ __all__ = ["LATENCY_CHANNELS", "SOURCE_NAMES", "is_interval", "parse_interval",
 LATENCY_CHANNELS = {"isr": 0, "app": 1}
 #: Edge source names on the command line → ``LAT_EDGES`` source code.
 SOURCE_NAMES = {"isr": 0, "app": 1, **{n.lower(): k for k, n in enumerate(EDGE_SOURCES)}}
+
+
+def channel_order(name):
+    """The sort key of channel ``name`` in tables, plots and exports: ISR first, then
+    APP, then any other channel by name."""
+    return (LATENCY_CHANNELS.get(name, len(LATENCY_CHANNELS)), name)
+
 
 CHANNEL_HELP = ("channels are isr, app, or an interval START..END between two edges, "
                 "e.g. marker0+..marker0- (sources: isr, app, heartbeat, marker0..2, "

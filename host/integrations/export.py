@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...channels import sweep_figure_keys
+from ...channels import channel_order, sweep_figure_keys
 from ...errors import UsageError
 from ...outputs import atomic_output
 from ...protocol import STIM_INPUT, ChanFlags, Input
@@ -370,7 +370,7 @@ def _cyclictest_from_stats(cap, buckets):
         raise UsageError(f"the rig's histogram bins ({bin_ns:g} ns) do not divide 1 µs "
                          "buckets exactly", hint="export json for the exact figures, or "
                          "capture with --mode records")
-    names = sorted(stat["channels"], key=lambda n: ({"isr": 0, "app": 1}.get(n, 2), n))
+    names = sorted(stat["channels"], key=channel_order)
     figs = [stat["channels"][n] for n in names]
     for n, fig in zip(names, figs, strict=True):
         if fig.get("underflow") or fig.get("overflow"):

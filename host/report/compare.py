@@ -28,6 +28,7 @@ import numpy as np
 from scipy import stats
 
 from ...capture import scan
+from ...channels import channel_order
 from ...errors import RtrigError
 from ...units import format_hz, format_s
 from ..analysis import PERCENTILES, capture_warnings
@@ -352,7 +353,7 @@ def compare_scanned(a_cap, b_cap, confidence=DEFAULT_CONFIDENCE, channels=None,
         if set(a) != set(b):
             raise CompareError(f"A has channels {', '.join(a)} and B has {', '.join(b)}: "
                                "name the ones to compare (--channels)")
-        channels = sorted(a, key=lambda n: ({"isr": 0, "app": 1}.get(n, 2), n))
+        channels = sorted(a, key=channel_order)
     else:
         for name in channels:
             for s, label in ((a, "A"), (b, "B")):

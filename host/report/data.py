@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ...capture import CaptureChunks
-from ...channels import SWEEP_NAMES, sweep_figure_keys, sweep_figure_name
+from ...channels import SWEEP_NAMES, channel_order, sweep_figure_keys, sweep_figure_name
 from ...protocol import STIM_INPUT, ChanFlags, Input
 from ..analysis import channel_stats, missed_mask, stats_summary
 
@@ -464,7 +464,7 @@ def stats_plot_data(cap, max_bins=HIST_BINS):
     summary = stats_summary(stat, cap.tick_hz)
     w, off = int(stat["bin_width_ticks"]), int(stat["bin_offset_ticks"])
     out = {}
-    for name in sorted(stat["channels"], key=_channel_order):
+    for name in sorted(stat["channels"], key=channel_order):
         fig = stat["channels"][name]
         st = summary[name]
         counts = np.asarray(fig.get("histogram") or [], dtype=np.int64)
@@ -497,11 +497,6 @@ def stats_plot_data(cap, max_bins=HIST_BINS):
             "outside": (int(fig.get("underflow", 0)), int(fig.get("overflow", 0))),
         }
     return out
-
-
-def _channel_order(name):
-    """ISR first, then APP, then any other channel by name."""
-    return ({"isr": 0, "app": 1}.get(name, 2), name)
 
 
 def sweep_channels(cap):

@@ -7,12 +7,12 @@ import datetime
 import html
 
 from ...capture import scan
+from ...channels import channel_order
 from ...errors import UsageError
 from ...outputs import atomic_output, check_output
 from ...units import format_hz
 from ..analysis import PERCENTILES, claimable
 from .data import (
-    _channel_order,
     record_count,
     sweep_plot_data,
 )
@@ -320,7 +320,7 @@ def build_report(captures, title=None, labels=None, cyclictest=()):
             rows += _summary_rows(d, label=lb)
         page.add(_table(_SUMMARY_HEADS, rows))
         page.add(_BOUNDS_NOTE)
-        names = sorted({n for d in datas for n in d}, key=_channel_order)
+        names = sorted({n for d in datas for n in d}, key=channel_order)
         for name in names:
             entries = [(lb, d[name]["hist"], PALETTE[i % len(PALETTE)])
                        for i, (lb, d) in enumerate(zip(labels, datas, strict=True)) if name in d]
