@@ -60,57 +60,56 @@ def sim_speed(cycles, **build_kwargs):
     return float(re.search(r"([\d.]+) cycles/s", out).group(1))
 
 
-def link_throughput(seconds, sim_link="line"):
+def link_throughput(seconds, sim_link="line", drain_s=30.0):
     from rtrig.host import CaptureSettings, open_rig
-    from rtrig.protocol import PacketType, Reg
     with open_rig(sim=True, sim_link=sim_link, log=lambda m: None) as rig:
-        link = rig.link
         s = CaptureSettings(freq=100_000, count=None, target="loopback", delay=1e-6)
         regs = {**s.ticks(rig.tick_hz), "count": 0}     # a continuous pulse train
         rig.prepare(s, regs, s.plan)
         rig.enable_streams()
         rig.run()
-        link.poll(wait=1.0)
-        link.take(PacketType.LATENCY)
-        t0 = link.time()
-        n0 = link.bytes_in
+        rig.receive(wait=1.0)
+        taken = len(rig.take_latency())
+        t0 = rig.time()
+        n0 = rig.link_bytes[0]
         end = time.monotonic() + seconds
         got = 0
         while time.monotonic() < end:
-            link.poll(wait=0.1)
-            got += len(link.take(PacketType.LATENCY)) // 19
-        t1 = link.time()
-        n1 = link.bytes_in
-        overflow = link.read1(Reg.LAT_OVERFLOW)
-        link.write(Reg.STIM_CTRL, 0)
-        link.write(Reg.STREAM_EN, 0)
+            rig.receive(wait=0.1)
+            got += len(rig.take_latency())
+        t1 = rig.time()
+        n1 = rig.link_bytes[0]
+        # Counted as run_capture counts them, once the train has stopped and every
+        # record is in or counted lost: records the rig's full FIFO dropped are its
+        # overflows, not packets lost on the link.
+        rig.halt()
+        rig.wait_windows_closed(regs)
+        taken += got
+        end = time.monotonic() + drain_s
+        while not rig.all_records_in(taken) and time.monotonic() < end:
+            rig.receive(wait=0.1)
+            taken += len(rig.take_latency())
+        counters, _ = rig.loss_counters(s.plan)
+        rig.disable_streams()
         rig_s = (t1 - t0) / rig.tick_hz
         baud = rig.info["baud"]
         return {"records_per_s": got / rig_s, "wire_bytes_per_s": (n1 - n0) / rig_s,
                 "line_fraction": (n1 - n0) * 10 / rig_s / baud, "baud": baud,
-                "overflow": overflow, "crc_errors": link.crc_errors,
-                # As run_capture counts them: records the rig's full FIFO dropped are
-                # its overflows, not packets lost on the link.
-                "lost_packets": max(link.missing_records - overflow, 0)
-                + (link.loss.lost_other_seen if overflow else link.loss.lost_other)}
+                "overflow": counters["lat_overflow"], "crc_errors": counters["crc_errors"],
+                "lost_packets": counters["lost_packets"]}
 
 
 def round_trip(poll_cycles, n=300):
     """Wall seconds per register read on the fast twin, the harness serving its socket
     every ``poll_cycles`` cycles."""
-    from rtrig.host.rig.link import RigLink
+    from rtrig.host.rig.connect import connect
     from rtrig.host.sim import SimRig
-    from rtrig.protocol import Reg
-    with SimRig(log=lambda m: None, poll_cycles=poll_cycles) as sim:
-        link = RigLink(sim.url)
-        try:
-            link.read1(Reg.ID)
-            t0 = time.monotonic()
-            for _ in range(n):
-                link.read1(Reg.SCRATCH)
-            return (time.monotonic() - t0) / n
-        finally:
-            link.close()
+    with SimRig(log=lambda m: None, poll_cycles=poll_cycles) as sim, \
+            connect(sim.url, simrig=sim) as rig:
+        t0 = time.monotonic()
+        for _ in range(n):
+            rig.pulses_issued()         # one register read
+        return (time.monotonic() - t0) / n
 
 
 def main():

@@ -56,13 +56,13 @@ def run(link, before, st, tmp):
     try:
         with open_rig(sim=True, sim_link=link, log=lambda m: None) as rig:
             divisor = SIM_CLK_HZ // rig.info["baud"]
-            t_start = rig.link.time()
-            b0 = rig.link.bytes_in + rig.link.bytes_out
+            t_start = rig.time()
+            b0 = sum(rig.link_bytes)
             w0 = time.monotonic()
             res = run_sweep(rig, st, Path(tmp) / f"{link}.rtrig", log=lambda m: None)
             wall = time.monotonic() - w0
-            cycles = rig.link.time() - t_start
-            link_bytes = rig.link.bytes_in + rig.link.bytes_out - b0
+            cycles = rig.time() - t_start
+            link_bytes = sum(rig.link_bytes) - b0
     finally:
         sweep_mod._Sweeper._count_misses = saved
     return {"link": link, "baud": rig.info["baud"], "wall_s": round(wall, 1),

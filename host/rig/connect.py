@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Opening a rig: :func:`open_rig` on a serial port or on the simulation twin, and the
-words for a twin that has gone (:func:`twin_exit`)."""
+"""Opening a rig: :func:`open_rig` on a serial port or on the simulation twin,
+:func:`connect` on a port already served, and the words for a twin that has gone
+(:func:`twin_exit`)."""
 
 import contextlib
 import functools
@@ -13,7 +14,7 @@ from ...protocol import GATEWARE_VERSION
 from .link import RigLink
 from .rig import Rig
 
-__all__ = ["open_rig", "twin_exit"]
+__all__ = ["open_rig", "connect", "twin_exit"]
 
 
 def twin_exit(simrig, wait=1.0):
@@ -70,18 +71,28 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
             simrig = SimRig(log=log, **opts)
             simrig.start()
             port = simrig.url
-        link = RigLink(port, baudrate=baudrate)
-        if simrig is not None:
-            link.twin_exit = functools.partial(twin_exit, simrig)
-        try:
-            info = link.identify()
-            if info["version"] != GATEWARE_VERSION:
-                raise LinkError(f"the rig's gateware speaks protocol {info['version']}, "
-                                f"this rtrig speaks {GATEWARE_VERSION}",
-                                hint="rebuild/flash the gateware or upgrade rtrig")
-            yield Rig(link, info, simrig, port)
-        finally:
-            link.close()
+        with connect(port, baudrate=baudrate, simrig=simrig) as rig:
+            yield rig
     finally:
         if simrig is not None:
             simrig.stop()
+
+
+@contextlib.contextmanager
+def connect(port, baudrate=3_000_000, simrig=None):
+    """A :class:`Rig` on ``port`` (a device or pyserial URL), its gateware's protocol
+    checked; ``simrig``: the simulation twin already serving ``port``, if it is one
+    (:func:`open_rig` starts one; a tool that starts its own twin passes it here). The
+    link is closed at the end, the twin left to its owner."""
+    link = RigLink(port, baudrate=baudrate)
+    if simrig is not None:
+        link.twin_exit = functools.partial(twin_exit, simrig)
+    try:
+        info = link.identify()
+        if info["version"] != GATEWARE_VERSION:
+            raise LinkError(f"the rig's gateware speaks protocol {info['version']}, "
+                            f"this rtrig speaks {GATEWARE_VERSION}",
+                            hint="rebuild/flash the gateware or upgrade rtrig")
+        yield Rig(link, info, simrig, port)
+    finally:
+        link.close()

@@ -260,6 +260,12 @@ class Rig(StatisticsReads, CounterReads):
         """The rig's timebase now (ticks)."""
         return self.link.time()
 
+    @property
+    def link_bytes(self):
+        """Bytes the host has received from and sent to the rig since the link opened,
+        framing included: ``(received, sent)``."""
+        return self.link.bytes_in, self.link.bytes_out
+
     def wait_until(self, t_rig):
         """Wait until the rig's clock reaches ``t_rig`` ticks (the twin may run slower
         than real time, so waits are on the rig's clock, not the host's)."""

@@ -88,6 +88,23 @@ def test_link_counters_and_clear(rig):
     assert link.crc_errors == 0 and link.lost_packets == 0
 
 
+def test_link_bytes_count_both_ways(rig):
+    received, sent = rig.link_bytes
+    rig.pulses_issued()                         # one request, one response
+    after = rig.link_bytes
+    assert after[0] > received and after[1] > sent
+
+
+def test_connect_to_a_twin_already_running():
+    from rtrig.host.rig.connect import connect
+    from rtrig.host.sim import SimRig
+    with SimRig(log=lambda m: None) as sim:
+        with connect(sim.url, simrig=sim) as rig:
+            assert rig.sim is sim and rig.info["tick_hz"] > 0
+            assert rig.link.twin_exit() is None     # the twin runs
+        assert sim.proc is not None                 # and is stopped by its owner
+
+
 def test_interrupted_capture_keeps_what_was_recorded(rig, tmp_path):
     path = tmp_path / "cut.rtrig"
     s = CaptureSettings(freq=10_000, count=100_000, target="loopback", delay=1e-6)
