@@ -176,7 +176,7 @@ ALLOWED_LINK_ATTRS = {
         "a step's CaptureResult.link: the loss counters it records (a dict)",
     ("rtrig.host.procedures.suite.run", "self.link"):
         "SuiteResult.to_json: the result's own loss counters (a dict)",
-    ("rtrig.host.sim", "self.link"):
+    ("rtrig.host.sim.simrig", "self.link"):
         "SimRig.link: the twin's kind of link, 'fast' or 'line' (a string)",
 }
 #: Names that may be imported from the link's module outside ``host/rig/``, with why
