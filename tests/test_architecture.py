@@ -278,3 +278,21 @@ def test_long_functions_are_found():
 def test_no_long_function_in_gateware_or_host():
     long = _long_functions(MAX_FUNCTION_LINES)
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines, split them: {long}"
+
+
+def _shared_test_basenames(paths):
+    """Test module basenames that occur in more than one folder: pytest's default
+    import mode loads such a pair as one module and refuses the second file."""
+    seen = {}
+    for p in paths:
+        seen.setdefault(p.name, []).append(p)
+    return {name: ps for name, ps in seen.items() if len(ps) > 1}
+
+
+def test_a_shared_test_basename_is_found():
+    assert _shared_test_basenames([Path("a/test_x.py"), Path("b/test_x.py")])
+
+
+def test_no_two_test_modules_share_a_basename():
+    shared = _shared_test_basenames(sorted((ROOT / "tests").rglob("test_*.py")))
+    assert not shared, f"rename one of each pair, pytest collects them as one: {shared}"
