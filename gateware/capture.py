@@ -149,14 +149,23 @@ class QuadSampler(wiring.Component):
     aligned with ``sync``'s: the two outputs of one PLL) delivers two samples per
     ``fast`` cycle: ``pair[0]`` taken at a rising edge, ``pair[1]`` half a ``fast``
     period later, both valid one ``fast`` cycle after the rising sample (an iCE40
-    ``io.DDRBuffer``: the I/O cell's registers and the fabric register behind them).
-    Two ``fast`` registers hold the last two pairs, and a ``sync`` register takes all
-    four at each ``sync`` edge, in order of time: the samples of one ``sync`` cycle
-    are those of the ``sync`` edge two cycles earlier and the three quarter-periods
-    after it. So behind this block a pin is three ``sync`` registers deep
-    (``Rig(pin_latency=3)``), and ticks are quarter ``sync`` periods aligned with its
-    edges. The ``fast`` → ``sync`` transfer is synchronous (flip-flop to flip-flop
-    within one ``fast`` period).
+    ``io.DDRBuffer``: the I/O cell's registers and the fabric register behind them;
+    an ECP5 IDDRX1F: its own re-timing register, the same latency). Two ``fast``
+    registers hold the last two pairs, and a ``sync`` register takes four samples at
+    each ``sync`` edge, in order of time.
+
+    A sample taken at tick ``k`` (a rising or falling ``fast`` edge) sees an edge
+    anywhere in tick ``k - 1``: the tick before it, which is the tick the edge is
+    timed at (a pin time quantized down, as a single-sample rig's synchroniser does).
+    So the four samples of one ``sync`` cycle are those taken a quarter, a half and
+    three quarters of a period after the ``sync`` edge two cycles earlier, and at the
+    ``sync`` edge one cycle earlier: they see ticks 4c … 4c + 3 of the cycle two edges
+    back, with no sample shared between two cycles. Behind this block a pin is two
+    ``sync`` cycles deep (``Rig(pin_latency=2)``); the stimulus pins, which change at
+    ``sync`` edges, are delayed as much and read at tick 4c exactly. The ``fast`` →
+    ``sync`` transfer is synchronous (flip-flop to flip-flop within one ``fast``
+    period). ``tests/boards/test_netsim.py`` checks this against the boards' netlists
+    with the vendor cells' models, at every sub-tick phase.
 
     Members
     -------
@@ -179,7 +188,10 @@ class QuadSampler(wiring.Component):
         p1 = Signal.like(self.pair, name="pair_d1")
         p2 = Signal.like(self.pair, name="pair_d2")
         m.d[self.fast] += [p1.eq(self.pair), p2.eq(p1)]
-        m.d.sync += self.samples.eq(Cat(p2[0], p2[1], p1[0], p1[1]))
+        # ticks 4c .. 4c + 3 are seen by the samples at 4c + 1 .. 4c + 4: the later
+        # half of the pair two fast cycles back, the pair before it and the newest
+        # pair's rising sample
+        m.d.sync += self.samples.eq(Cat(p2[1], p1[0], p1[1], self.pair[0]))
         return m
 
 

@@ -109,7 +109,7 @@ class Rig(wiring.Component):
     pin_latency : int
         Cycles of registers in front of ``ext_inputs`` outside the Rig (an iCE40 DDR
         input buffer's: 2, the I/O cell's register and the one that re-registers both
-        samples; 3 behind a :class:`~rtrig.gateware.capture.QuadSampler`); internal
+        samples; 2 behind a :class:`~rtrig.gateware.capture.QuadSampler`); internal
         targets and the stimulus are delayed as much, and ``IN_DELAY`` includes it.
 
     Members

@@ -37,14 +37,14 @@ BUILD_TARGETS = {
 #: The ECP5 boards' ``sync`` clock, and what their rig is built with at it
 #: (``Board.rig_options``): the compact gateware with four samples of each input per
 #: clock (an IDDRX1F per pin clocked by ``fast``, twice ``sync``, behind a
-#: :class:`~rtrig.gateware.capture.QuadSampler`: ``pin_latency`` 3), interval channels,
+#: :class:`~rtrig.gateware.capture.QuadSampler`: ``pin_latency`` 2), interval channels,
 #: bursts, the two-level register read and four latency channels (isr, app and two
 #: interval channels). A tick is 8.33 ns (``TICK_HZ`` 120 MHz), a stimulus step a cycle
 #: (33.33 ns); 30 MHz divides 3 Mbaud exactly, and every ECP5 build closes it on
 #: nextpnr's first seed with margin (docs/performance.md, "FPGA boards"). Half the
 #: cycles of a 60 MHz rig per µs also make its simulation twin twice as fast.
 ECP5_CLK_FREQ = 30_000_000
-ECP5_RIG_OPTIONS = {"compact": True, "samples": 4, "pin_latency": 3, "intervals": True,
+ECP5_RIG_OPTIONS = {"compact": True, "samples": 4, "pin_latency": 2, "intervals": True,
                     "bursts": True, "read_pipeline": True, "lat_channels": 4}
 
 
@@ -196,8 +196,8 @@ class BoardTop(Elaboratable):
     are the pin-to-pin delays (docs/architecture.md, "Time and resolution"). A Rig with DDR input capture gets its inputs
     through ``io.DDRBuffer``s (two registers: the Rig's ``pin_latency``); with four
     samples per clock the buffers run in domain ``fast`` (twice ``sync``, from the
-    board's clocking) behind a :class:`~rtrig.gateware.capture.QuadSampler` (three
-    ``sync`` registers deep).
+    board's clocking) behind a :class:`~rtrig.gateware.capture.QuadSampler` (two
+    ``sync`` cycles deep).
     """
 
     def __init__(self, board):

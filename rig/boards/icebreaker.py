@@ -71,7 +71,7 @@ BOARDS = [
         # fit the UP5K's 5280 logic cells, the compact gateware (``Rig(compact=True)``);
         # four samples per clock: 10.4 ns bins at a 24 MHz clock.
         uart=("uart", 0), fifo_depth=256, with_model=False, with_stats=False,
-        rig_options={"compact": True, "samples": 4, "pin_latency": 3},
+        rig_options={"compact": True, "samples": 4, "pin_latency": 2},
         yosys_after_read=_NO_COLLISION,
         programmer=_iceprog,
         bitstream_ext="bin",

@@ -89,20 +89,16 @@ def _stimulus(sim, board, seed=1):
     return rows, edges
 
 
-#: What the simulation found (both families alike, at every phase): every input edge
-#: reads 3 ticks earlier than the STIM0 frame puts it, i.e. a wire from STIM0 to an
-#: input reads -3 ticks. The sample order is right (the offset is the same at every
-#: sub-tick phase) and the two families agree: the IDDRX1F's own re-timing register
-#: does what the fabric register behind the iCE40's SB_IO does. 3 ticks is not a
-#: whole cycle, so ``pin_latency`` alone cannot account for it: it is one sample (the
-#: first sample of a cycle is taken at the ``sync`` edge and covers the tick before
-#: it) plus one cycle. A gateware change, left to be scheduled with a rebuild of every
-#: board; until then this test is expected to fail, and fails if it stops failing.
-FOUND = "inputs read 3 ticks early against STIM0 on both families (gateware, not fixed)"
+#: What this simulation found against the first QuadSampler (both families alike, at
+#: every phase): every input edge read 3 ticks early in the STIM0 frame. Its four
+#: samples of a cycle were those at ticks 4c … 4c + 3 two cycles back, which see ticks
+#: 4c - 1 … 4c + 2, and ``pin_latency`` 3 subtracted one cycle too many. The samples
+#: are now those at 4c + 1 … 4c + 4 (seeing ticks 4c … 4c + 3) with ``pin_latency`` 2;
+#: the IDDRX1F's own re-timing register does what the fabric register behind the
+#: iCE40's SB_IO does, so one ``pin_latency`` is right for both.
 
 
 @pytest.mark.xdist_group("netsim")
-@pytest.mark.xfail(strict=True, reason=FOUND)
 @pytest.mark.parametrize("board", ["ulx3s", "icebreaker"])
 def test_netlist_times_every_subtick_phase(board, tmp_path):
     _needs_tools()
@@ -117,7 +113,7 @@ def test_netlist_times_every_subtick_phase(board, tmp_path):
     b = BOARDS[board]
     assert reads[Reg.TICK_HZ] == b.clk_freq * b.tick_step
     in_delay = reads[Reg.IN_DELAY]
-    assert in_delay == 4 * (2 + 3), in_delay                    # IN_DELAY, pin_latency 3
+    assert in_delay == 4 * (2 + 2), in_delay                    # IN_DELAY, pin_latency 2
     # The frame: STIM0's pin changes where the rig says its edges are.
     stim_ev = [(t, r) for t, i, r in events if i == STIM0]
     assert len(stim_ev) == 6 and len(stim) == 6

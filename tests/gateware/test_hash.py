@@ -37,7 +37,7 @@ def _text(**rig):
     return logic_text(rtlil.convert(top.Rig(**rig), name="top"))
 
 
-RIGS = [{}, {"compact": True, "samples": 4, "pin_latency": 3},
+RIGS = [{}, {"compact": True, "samples": 4, "pin_latency": 2},
         {"compact": True, "samples": 2, "intervals": True, "bursts": True}]
 
 
