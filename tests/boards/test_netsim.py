@@ -98,8 +98,9 @@ def _stimulus(sim, board, seed=1):
 #: iCE40's SB_IO does, so one ``pin_latency`` is right for both.
 
 
-@pytest.mark.xdist_group("netsim")
-@pytest.mark.parametrize("board", ["ulx3s", "icebreaker"])
+@pytest.mark.parametrize("board", [
+    # one group per board: the two simulator builds can run on two workers
+    pytest.param(b, marks=pytest.mark.xdist_group(f"netsim-{b}")) for b in ("ulx3s", "icebreaker")])
 def test_netlist_times_every_subtick_phase(board, tmp_path):
     _needs_tools()
     sim = netsim.simulator(board)
