@@ -75,18 +75,6 @@ void board_puts(const char *s)
     (void)semihost(SYS_WRITE0, s);
 }
 
-void board_put_u32(uint32_t v)
-{
-    char buf[11];
-    int i = 10;
-    buf[i] = 0;
-    do {
-        buf[--i] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v != 0);
-    board_puts(&buf[i]);
-}
-
 void board_exit(int code)
 {
     (void)arch_irq_lock();

@@ -52,19 +52,6 @@ K_COLD void board_puts(const char *s)
         board_putc(*s++);
 }
 
-K_COLD void board_put_u32(uint32_t v)
-{
-    char buf[11];
-    int i = 10;
-    buf[i] = 0;
-    do {
-        /* divu: console output only, never on a hot path. */
-        buf[--i] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v != 0);
-    board_puts(&buf[i]);
-}
-
 K_COLD void board_exit(int code)
 {
     (void)arch_irq_lock();

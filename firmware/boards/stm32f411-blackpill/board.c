@@ -129,18 +129,6 @@ void board_puts(const char *s)
         board_putc(*s++);
 }
 
-void board_put_u32(uint32_t v)
-{
-    char buf[11];
-    int i = 10;
-    buf[i] = 0;
-    do {
-        buf[--i] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v != 0);
-    board_puts(&buf[i]);
-}
-
 static void delay(uint32_t n)
 {
     for (volatile uint32_t i = 0; i < n; i++)
