@@ -2,6 +2,7 @@
 """Framing and CRC: round trips, and garbage that must never crash the decoder."""
 
 import random
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -184,7 +185,7 @@ def test_framing_and_protocol_import_no_circle():
     import rtrig.records
 
     def imports(module):
-        tree = ast.parse(open(module.__file__, encoding="utf-8").read())
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
         return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
 
     assert "framing" not in imports(rtrig.protocol)

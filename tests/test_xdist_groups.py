@@ -11,6 +11,7 @@ import pytest
 
 @pytest.mark.xdist_group("xdist-check")
 def test_a_grouped_test_carries_its_group_to_the_scheduler(request):
-    if not request.config.getvalue("loadgroup"):
+    # pytest-xdist sets the option on its workers only
+    if not getattr(request.config.option, "loadgroup", False):
         pytest.skip("only under pytest-xdist --dist loadgroup (make test)")
     assert request.node.nodeid.endswith("@xdist-check"), request.node.nodeid
