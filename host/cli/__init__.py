@@ -16,6 +16,7 @@ from ...errors import Interrupted, RtrigError
 from .boards import build_cmd, flash_cmd
 from .capture import capture
 from .compare import compare_cmd
+from .explain import explain
 from .history import history
 from .info import info
 from .options import CONTEXT, FREQUENCY, BoardChoice, RigOptions
@@ -54,7 +55,7 @@ def cli(ctx, port, sim, debug, sim_board, sim_link, baud):
 
 
 for _command in (info, capture, sweep, suite, selftest, report, export, compare_cmd, build_cmd,
-                 flash_cmd, history):
+                 flash_cmd, history, explain):
     cli.add_command(_command)
 
 

@@ -11,7 +11,8 @@
 // 50 MHz clock beside the rig's (see clock_cycle), appends its console bytes and
 // SIM_EXIT codes to --console and its TRACE words (one decimal per line) to --trace,
 // and loads the SoC's RAM from --ram (required: one 32-bit hex word per line, as rtrig.host.sim.ram_file
-// writes it).
+// writes it). --record PATH (or $RTRIG_SOC_RECORD) records what the SoC's CPU executed
+// around every STIM0 rising edge: see "Recording" below (rtrig.host.explain reads it).
 // Prints "RTRIG-SIM LISTENING <port>" once it listens on 127.0.0.1; serves one
 // client; exits when the client disconnects, on SIGTERM or SIGHUP, or when the parent
 // process (--parent: the host that started it) dies, at any moment: before the client
@@ -73,8 +74,107 @@ static bool soc_load_ram(VerilatedContext &ctx) {
 static uint64_t rig_rise = RTRIG_RIG_HALF;  // time of the rig clock's next rising edge
 static uint64_t soc_rise = RTRIG_RIG_HALF;  // time of the SoC clock's next rising edge
 
+// ---- Recording (SoC twin, --record PATH): what the CPU executed around each pulse ----
+// VexRiscv marks its last stage's PC, firing flag and trap signals `verilator public`;
+// they are found through the scope table, and the CPU model beside them gives mstatus.MIE.
+// Off (no --record), the cost is one predictable test per clock edge.
+// File: 24-byte little-endian entries {u64 t, u64 aux, u32 pc, u32 flags}:
+//   an instruction retired: t = SoC cycle, aux = instruction word, pc, flags = MIE
+//     after it (bit 0);
+//   a trap entry: t = SoC cycle, flags = REC_TRAP | cause code << 8 | exception (bit 2);
+//   a STIM0 rising edge: t = SoC cycle, aux = rig cycle, flags = REC_EDGE.
+// Bounded: the REC_PRE entries before each edge (a ring) and every entry of the
+// REC_POST SoC cycles after it; nothing else.
+#include "Vrig_top_VexRiscv.h"
+#include "verilated_syms.h"
+#include <cstddef>
+enum : uint32_t { REC_MIE = 1, REC_TRAP = 2, REC_EXC = 4, REC_EDGE = 0x80000000u };
+struct RecEntry { uint64_t t, aux; uint32_t pc, flags; };
+static_assert(sizeof(RecEntry) == 24, "recording entry layout");
+struct Recorder {
+    FILE *out = nullptr;
+    const uint32_t *pc = nullptr, *instr = nullptr;
+    const uint8_t *firing = nullptr, *irq_jump = nullptr, *exc = nullptr, *code = nullptr,
+                  *mie = nullptr;
+    uint64_t soc_cycle = 0, rig_cycle = 0, post_until = 0;
+    uint64_t seq = 0, written = 0;        // entries made; entries written
+    std::vector<RecEntry> ring;
+    bool stim = false;
+};
+static Recorder rec;
+static uint64_t REC_PRE = 4096, REC_POST = 10000;
+
+static const void *rec_var(const VerilatedScope *s, const char *name) {
+    const VerilatedVar *v = s->varFind(name);
+    return v ? v->datap() : nullptr;
+}
+
+// Finds the CPU's signals; false (recording off) when the build has no VexRiscv.
+static bool rec_open(const char *path) {
+    for (const auto &kv : *Verilated::threadContextp()->scopeNameMap()) {
+        const VerilatedScope *s = kv.second;
+        if (!s->varFind("lastStagePc")) continue;
+        rec.pc = (const uint32_t *)rec_var(s, "lastStagePc");
+        rec.instr = (const uint32_t *)rec_var(s, "lastStageInstruction");
+        rec.firing = (const uint8_t *)rec_var(s, "lastStageIsFiring");
+        rec.irq_jump = (const uint8_t *)rec_var(s, "CsrPlugin_interruptJump");
+        rec.exc = (const uint8_t *)rec_var(s, "CsrPlugin_hadException");
+        rec.code = (const uint8_t *)rec_var(s, "CsrPlugin_interrupt_code");
+        // mstatus.MIE is not public: the CPU's model holds it beside lastStagePc.
+        const char *cpu = (const char *)rec.pc - offsetof(Vrig_top_VexRiscv, lastStagePc);
+        rec.mie = (const uint8_t *)(cpu + offsetof(Vrig_top_VexRiscv, __PVT__CsrPlugin_mstatus_MIE));
+        break;
+    }
+    if (!rec.pc || !rec.instr || !rec.firing || !rec.irq_jump || !rec.exc || !rec.code) {
+        fprintf(stderr, "rtrig-sim: --record: the CPU's signals were not found\n");
+        return false;
+    }
+    rec.out = fopen(path, "wb");
+    if (!rec.out) { perror("rtrig-sim: --record"); return false; }
+    if (const char *e = getenv("RTRIG_SOC_RECORD_PRE")) REC_PRE = strtoull(e, nullptr, 10);
+    if (const char *e = getenv("RTRIG_SOC_RECORD_POST")) REC_POST = strtoull(e, nullptr, 10);
+    rec.ring.resize(REC_PRE ? REC_PRE : 1);
+    return true;
+}
+
+static void rec_put(const RecEntry &e) {
+    if (rec.soc_cycle < rec.post_until) {
+        fwrite(&e, sizeof e, 1, rec.out);
+        rec.written = ++rec.seq;
+    } else {
+        rec.ring[rec.seq++ % rec.ring.size()] = e;
+    }
+}
+
+// After each SoC rising edge: the instruction that retired, a trap taken.
+static inline void rec_soc(void) {
+    rec.soc_cycle++;
+    if (*rec.irq_jump || *rec.exc)
+        rec_put({rec.soc_cycle, 0, *rec.pc,
+                 REC_TRAP | (*rec.exc ? REC_EXC : 0u) | (uint32_t)(*rec.code & 15) << 8});
+    if (*rec.firing)
+        rec_put({rec.soc_cycle, *rec.instr, *rec.pc, *rec.mie ? REC_MIE : 0u});
+}
+
+// After each rig rising edge: a STIM0 rising edge flushes the ring and opens a window.
+static inline void rec_rig(const Vrig_top &top) {
+    rec.rig_cycle++;
+    bool stim = top.stim0;
+    if (stim && !rec.stim) {
+        uint64_t from = rec.seq > REC_PRE ? rec.seq - REC_PRE : 0;
+        for (uint64_t i = from > rec.written ? from : rec.written; i < rec.seq; i++)
+            fwrite(&rec.ring[i % rec.ring.size()], sizeof(RecEntry), 1, rec.out);
+        rec.written = rec.seq;
+        RecEntry e{rec.soc_cycle, rec.rig_cycle, 0, REC_EDGE};
+        fwrite(&e, sizeof e, 1, rec.out);
+        rec.post_until = rec.soc_cycle + REC_POST;
+    }
+    rec.stim = stim;
+}
+
 // Outputs of the SoC are registered in its domain: read once after each rising edge.
 static void soc_outputs(Vrig_top &top) {
+    if (rec.out) rec_soc();
     if (top.soc_console_valid && soc_console) { fputc(top.soc_console_data, soc_console); fflush(soc_console); }
     if (top.soc_exit_valid && soc_console) { fprintf(soc_console, "\nSIM_EXIT %u\n", top.soc_exit_code); fflush(soc_console); }
     if (top.soc_trace_valid && soc_trace) { fprintf(soc_trace, "%u\n", top.soc_trace_data); fflush(soc_trace); }
@@ -105,9 +205,16 @@ static inline void clock_cycle(Vrig_top &top) {
 }
 // Reset: the SoC's clock one edge per rig rising edge (its reset only needs edges).
 static void soc_clock(Vrig_top &top) { top.soc_clk = !top.soc_clk; }
+static const char *rec_path = nullptr;  // --record PATH (or $RTRIG_SOC_RECORD)
+static bool rec_start(void) { return !rec_path || !*rec_path || rec_open(rec_path); }
+static inline void rec_cycle(const Vrig_top &top) { if (rec.out) rec_rig(top); }
+static void rec_close(void) { if (rec.out) fclose(rec.out); }
 #else
 static bool soc_load_ram(VerilatedContext &) { return true; }
 static void soc_clock(Vrig_top &) {}
+static bool rec_start(void) { return true; }
+static inline void rec_cycle(const Vrig_top &) {}
+static void rec_close(void) {}
 
 // One clock cycle of the rig.
 static inline void clock_cycle(Vrig_top &top) {
@@ -163,6 +270,9 @@ struct Options {
 
 static Options parse_args(int argc, char **argv) {
     Options o;
+#ifdef RTRIG_SOC
+    rec_path = getenv("RTRIG_SOC_RECORD");
+#endif
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string a = argv[i];
         if (a == "--divisor") o.divisor = atoi(argv[i + 1]);
@@ -174,6 +284,7 @@ static Options parse_args(int argc, char **argv) {
         else if (a == "--console") soc_console = fopen(argv[i + 1], "w");
         else if (a == "--trace") soc_trace = fopen(argv[i + 1], "w");
         else if (a == "--ram") soc_ram = argv[i + 1];
+        else if (a == "--record") rec_path = argv[i + 1];
 #endif
     }
     return o;
@@ -192,10 +303,13 @@ static int run_bench(long long cycles) {
     top.soc_rst = 0;
 #endif
     auto t0 = std::chrono::steady_clock::now();
+    if (!rec_start()) return 2;
     for (long long c = 0; c < cycles; c++) {
         external_pins(top);
         clock_cycle(top);
+        rec_cycle(top);
     }
+    rec_close();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     printf("%lld cycles in %.3f s: %.0f cycles/s\n", cycles, s, cycles / s);
     return 0;
@@ -363,6 +477,7 @@ static void run(Vrig_top &top, int cs, const Options &o) {
         uart.drive_rx(top);
         external_pins(top);
         clock_cycle(top);
+        rec_cycle(top);
         uart.sample_tx(top);
         // The socket is served every poll_cycles cycles (128 by default): a register round
         // trip on the fast twin takes ~1.05 ms at 128 and ~1.78 ms at 1024 on an idle
@@ -382,6 +497,7 @@ static void finish(Vrig_top &top, int cs) {
     if (soc_trace) fclose(soc_trace);
     if (soc_console) fclose(soc_console);
 #endif
+    rec_close();
     close(cs);
 }
 
@@ -403,6 +519,7 @@ int main(int argc, char **argv) {
     VerilatedContext ctx;
     if (!soc_load_ram(ctx)) return 2;
     Vrig_top top(&ctx);
+    if (!rec_start()) return 2;
     reset_rig(top);
     run(top, cs, o);
     finish(top, cs);
