@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The layers of docs/architecture.md hold: no import circle between modules, and no
-layer imports one above it.
+layer imports one above it; only the rig room holds the link; no function, and no
+product file without a stated reason, grows too long; every cited document exists.
 
 Imports are read from the source (every ``import``, also those inside functions, as
 each is a dependency all the same), with the ``rtrig.*`` names of pyproject.toml's
@@ -8,6 +9,8 @@ package-dir mapping.
 """
 
 import ast
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -296,3 +299,126 @@ def test_a_shared_test_basename_is_found():
 def test_no_two_test_modules_share_a_basename():
     shared = _shared_test_basenames(sorted((ROOT / "tests").rglob("test_*.py")))
     assert not shared, f"rename one of each pair, pytest collects them as one: {shared}"
+
+
+# --- file length ----------------------------------------------------------------------
+# A product file holds one idea; past ~400 lines it usually holds several.
+
+#: The longest a product file may be, in lines.
+MAX_FILE_LINES = 400
+#: The product files' folders and the kinds of file measured in each.
+PRODUCT_FILES = {"gateware": (".py",), "host": (".py",), "rig/boards": (".py",),
+                 "rtrig": (".py",), "firmware": (".c", ".h")}
+#: Files allowed past the limit, each with why. Strict: a file back under the limit
+#: must leave the list.
+LONG_FILES = {
+    "firmware/apps/suite/main.c":
+        "the kernel suite: its tests, their table and the TRACE framing the host decodes",
+    "firmware/kernel/sched.c":
+        "threads, ready queue, ticks and timeouts share the scheduler's private state",
+    "firmware/linux/app/rtrig_app.c":
+        "the Linux target program: one static file, built against libc alone",
+    "firmware/linux/agent/rtrig_agent.c":
+        "the VM test bed's guest agent: one static file, built against libc alone",
+    "firmware/linux/vgpio/rtrig_vgpio.c":
+        "an out-of-tree kernel module of one source file (Kbuild obj-m)",
+    "firmware/linux/module/rtrig_linux.c":
+        "an out-of-tree kernel module of one source file (Kbuild obj-m)",
+    "firmware/tests/kernel_tests.c":
+        "the kernel's unit tests: one list, run by the host runner and the selftest program",
+    "gateware/stat_accumulators.py":
+        "ChannelStats and HeartbeatWindows share the statistics' register layout",
+    "gateware/model.py":
+        "the model CPU: one state machine, mirrored cycle for cycle by host/model",
+    "gateware/link.py":
+        "the link's three stages (PacketRx, CommandUnit, PacketTx) and their packet types",
+    "host/procedures/sweep.py":
+        "the sweep: its settings, steps and run; to split along them",
+    "host/report/data.py":
+        "the report's numbers: histogram, exceedance, envelope and persistence of a capture",
+    "host/integrations/export.py":
+        "the export formats and their dispatch; to split, one module per format",
+    "rig/boards/build.py":
+        "one board build: synthesis, the timing check and the build cache",
+}
+
+
+def _tracked():
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    return [p for p in out.split("\0") if p]
+
+
+def _long_files(paths, limit):
+    """{path: lines} of the product files among ``paths`` (relative to ``ROOT``) over
+    ``limit`` lines."""
+    out = {}
+    for p in paths:
+        folder = next((f for f in PRODUCT_FILES if p.startswith(f + "/")), None)
+        if folder is None or not p.endswith(PRODUCT_FILES[folder]) or not (ROOT / p).is_file():
+            continue
+        n = len((ROOT / p).read_text(errors="replace").splitlines())
+        if n > limit:
+            out[p] = n
+    return out
+
+
+def test_a_long_file_is_found():
+    found = _long_files(["host/rig/rig.py", "host/sim/harness.cpp", "tests/conftest.py",
+                         "firmware/kernel/sched.c", "docs/architecture.md"], 50)
+    assert set(found) == {"host/rig/rig.py", "firmware/kernel/sched.c"}, found
+
+
+def test_no_long_file_without_a_reason():
+    long = _long_files(_tracked(), MAX_FILE_LINES)
+    unlisted = {p: n for p, n in long.items() if p not in LONG_FILES}
+    stale = sorted(set(LONG_FILES) - set(long))
+    assert not unlisted, (f"files over {MAX_FILE_LINES} lines: split them along their "
+                          f"ideas, or name them in LONG_FILES with why: {unlisted}")
+    assert not stale, f"no longer over {MAX_FILE_LINES} lines, drop them from LONG_FILES: {stale}"
+
+
+# --- references -----------------------------------------------------------------------
+# Every document the code or the docs cite is a file of the repository
+# (tests/test_docs.py refuses the names of design notes kept outside it).
+
+#: A cited page in source: ``docs/ci.md``, ``boards.md``, ``README.md``.
+_MD_NAME = re.compile(r"[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.md\b")
+#: A link of a Markdown page: ``[text](target)``, not a URL or an anchor of the page.
+_MD_LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
+
+
+def _dangling(path, text):
+    """The documents ``path`` (relative to ``ROOT``) cites that are not in the
+    repository: a Markdown page's relative links, a source file's ``*.md`` names (from
+    the root, from docs/ or from the file's folder)."""
+    here = (ROOT / path).parent
+    if path.endswith(".md"):
+        targets = [t for t in _MD_LINK.findall(text) if "://" not in t
+                   and not t.startswith("mailto:")]
+        return sorted({t for t in targets
+                       if not (here / t).exists() or ROOT not in (here / t).resolve().parents})
+    names = set(_MD_NAME.findall(text))
+    return sorted(n for n in names if not any(
+        (base / n).is_file() and ROOT in (base / n).resolve().parents
+        for base in (ROOT, ROOT / "docs", here)))
+
+
+_CITING = (".py", ".c", ".h", ".cpp", ".S", ".ld", ".md", ".toml", "Makefile")
+
+
+def test_a_dangling_reference_is_found():
+    # (the missing page's name is put together, so tests/test_docs.py does not see it)
+    gone = "docs" + "/nowhere.md"
+    assert _dangling("host/x.py", f"see docs/ci.md, boards.md and {gone}") == [gone]
+    page = "docs" + "/x.md"
+    assert _dangling(page, "[a](ci.md) [b](../../notes/plan.md) [c](gone.md#x) "
+                     "[d](https://example.org/e.md) [e](#top)") == \
+        ["../../notes/plan.md", "gone.md"]
+
+
+def test_every_cited_document_is_in_the_repository():
+    bad = {p: d for p in _tracked() if p.endswith(_CITING) and (ROOT / p).is_file()
+           and p != "tests/test_architecture.py"
+           for d in [_dangling(p, (ROOT / p).read_text(errors="replace"))] if d}
+    assert not bad, f"references to documents not in the repository: {bad}"
