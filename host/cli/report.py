@@ -12,13 +12,24 @@ from .options import CONTEXT
 __all__ = ["report", "export"]
 
 
+def _default_elf():
+    """The rt_test build's ELF, when it exists (the SoC twin's default firmware)."""
+    from ...firmware import FIRMWARE_DIR
+    elf = FIRMWARE_DIR / "build" / "rtrig-soc" / "rt_test.elf"
+    return elf if elf.exists() else None
+
+
 @click.command(context_settings=CONTEXT, no_args_is_help=True)
 @click.argument("captures", nargs=-1, required=True,
                 type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               default="report.html", show_default=True, help="HTML file to write.")
 @click.option("--title", default=None, help="Page title [default: the capture names].")
-def report(captures, output, title):
+@click.option("--elf", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="The SoC firmware's ELF: with a SoC-twin recording beside "
+                                 "a capture (CAPTURE.rec), the section \"Why the slowest "
+                                 "pulses were slow\" [default: the rt_test build's].")
+def report(captures, output, title, elf):
     """Write one self-contained interactive HTML report of CAPTURE(s).
 
     With several captures the report starts with a comparison table and overlaid
@@ -31,7 +42,8 @@ def report(captures, output, title):
     check_output(output)                 # before reading any capture
     t = time.perf_counter()
     captures, histograms = split_paths(captures)     # cyclictest -h files beside captures
-    out, size = write_report(captures, output, title=title, cyclictest=histograms)
+    out, size = write_report(captures, output, title=title, cyclictest=histograms,
+                             elf=elf or _default_elf())
     click.echo(f"report: {out} ({size / 1e6:.2f} MB, {time.perf_counter() - t:.1f} s)",
                err=True)
     click.echo(str(out))
@@ -40,15 +52,20 @@ def report(captures, output, title):
 @click.command(context_settings=CONTEXT, no_args_is_help=True)
 @click.argument("capture", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-f", "--format", "fmt", required=True,
-              type=click.Choice(["csv", "json", "summary-csv", "vcd", "cyclictest"]),
+              type=click.Choice(["csv", "json", "summary-csv", "vcd", "cyclictest", "trace"]),
               help="csv: one row per pulse; json: summary; summary-csv: one row per "
                    "channel with every percentile's 95 % bounds; vcd: raw events; "
-                   "cyclictest: histogram in cyclictest -h layout.")
+                   "cyclictest: histogram in cyclictest -h layout; trace: Chrome trace "
+                   "event JSON (ui.perfetto.dev), with the SoC twin's recording "
+                   "(CAPTURE.rec) the CPU's spans of the slowest pulses.")
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Output file, '-' for stdout [default: CAPTURE with the format's suffix].")
 @click.option("--buckets", type=int, default=None,
               help="cyclictest: number of 1 µs buckets [default: up to the maximum].")
-def export(capture, fmt, output, buckets):
+@click.option("--elf", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="trace: the SoC firmware's ELF, for the CPU's spans "
+                                 "[default: the rt_test build's, when it exists].")
+def export(capture, fmt, output, buckets, elf):
     """Export CAPTURE for other tools: CSV, JSON, a summary CSV, VCD or a cyclictest
     histogram."""
     from ...capture import load
@@ -59,6 +76,10 @@ def export(capture, fmt, output, buckets):
         if fmt != "cyclictest":
             raise UsageError("--buckets applies to --format cyclictest only")
         options["buckets"] = buckets
+    if elf is not None and fmt != "trace":
+        raise UsageError("--elf applies to --format trace only")
+    if fmt == "trace":
+        options["elf"] = elf or _default_elf()
     from ...outputs import check_output
     from ..analysis import answered_counts, capture_warnings
     if output is None:

@@ -436,10 +436,16 @@ def write_cyclictest(cap, f, buckets=None):
 
 # ---------------------------------------------------------------------------- driver
 
+def write_trace(cap, f, elf=None):
+    """Chrome trace event JSON (:mod:`rtrig.host.integrations.trace`)."""
+    from .trace import write_trace as write
+    write(cap, f, elf=elf)
+
+
 FORMATS = {"csv": write_csv, "json": write_json, "summary-csv": write_summary_csv,
-           "vcd": write_vcd, "cyclictest": write_cyclictest}
+           "vcd": write_vcd, "cyclictest": write_cyclictest, "trace": write_trace}
 SUFFIX = {"csv": ".csv", "json": ".json", "summary-csv": ".summary.csv", "vcd": ".vcd",
-          "cyclictest": ".hist"}
+          "cyclictest": ".hist", "trace": ".trace.json"}
 
 
 def export(cap, fmt, output, **options):

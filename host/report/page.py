@@ -210,7 +210,7 @@ td:first-child{text-align:left;font-weight:bold} .weak{color:#999}
 """
 
 
-def _capture_section(page, cap, label, per_channel, pers):
+def _capture_section(page, cap, label, per_channel, pers, elf=None):
     page.add(f'<h2 id="{html.escape(label)}">{html.escape(label)}: '
              f"{html.escape(cap.path.name)}</h2>")
     page.add(f'<table class="meta">{_describe(cap)}</table>')
@@ -252,6 +252,9 @@ def _capture_section(page, cap, label, per_channel, pers):
             page.figure(timeline_figure(per_channel, stim.get("freq_hz")))
     if pers and pers["lanes"] and pers["pulses"]:
         page.figure(persistence_figure(pers))
+    if elf is not None:
+        from .explain import explain_section
+        explain_section(page, cap, _table, elf)
     if cap.steps:
         sw = sweep_plot_data(cap)
         page.add("<h3>Sweep</h3>")
@@ -274,14 +277,15 @@ def _labels(captures, labels):
     return labels
 
 
-def build_report(captures, title=None, labels=None, cyclictest=()):
+def build_report(captures, title=None, labels=None, cyclictest=(), elf=None):
     """The report of one or more captures, as an HTML string.
 
     ``captures``: loaded (:func:`rtrig.load`) or scanned (:func:`rtrig.capture.scan`)
     captures; the numbers are the same, but a scanned capture's records are read
     block by block (see :class:`CaptureReduction`) and never held whole.
     ``cyclictest``: parsed cyclictest histograms shown beside them
-    (:mod:`rtrig.host.integrations.cyclictest`).
+    (:mod:`rtrig.host.integrations.cyclictest`). ``elf``: the SoC firmware's ELF, for
+    the section "Why the slowest pulses were slow" of captures recorded by the SoC twin.
     """
     import plotly
     import plotly.offline
@@ -334,7 +338,7 @@ def build_report(captures, title=None, labels=None, cyclictest=()):
         from ..integrations.cyclictest import report_section
         report_section(page, cyclictest, datas, labels)
     for cap, lb, d, pers in zip(captures, labels, datas, perss, strict=True):
-        _capture_section(page, cap, lb, d, pers)
+        _capture_section(page, cap, lb, d, pers, elf)
     js = plotly.offline.get_plotlyjs()
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style>\n"
@@ -342,7 +346,7 @@ def build_report(captures, title=None, labels=None, cyclictest=()):
             + "\n".join(page.parts) + "\n</body></html>\n")
 
 
-def write_report(paths, output, title=None, cyclictest=()):
+def write_report(paths, output, title=None, cyclictest=(), elf=None):
     """Report on the capture files ``paths``: write the HTML report to ``output``.
 
     The files are scanned, not loaded: their records are read block by block, so
@@ -350,7 +354,7 @@ def write_report(paths, output, title=None, cyclictest=()):
     """
     out = check_output(output)
     caps = [scan(p) for p in paths]
-    data = build_report(caps, title=title, cyclictest=cyclictest).encode("utf-8")
+    data = build_report(caps, title=title, cyclictest=cyclictest, elf=elf).encode("utf-8")
     with atomic_output(out) as f:
         f.write(data)
     return out, len(data)

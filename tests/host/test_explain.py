@@ -143,3 +143,22 @@ def test_masked_section_in_the_soc_twin(tmp_path, monkeypatch):
     rec = load_recording(rec_path)
     assert len(rec.edges) == 60
     assert len(rec.entries) <= 60 * (4096 + 10000 + 1)
+
+    # The trace export's CPU spans of that pulse cover its latency on the rig's track.
+    from test_trace_export import check_trace
+
+    from rtrig.host.integrations.export import export
+    tracks = check_trace(export(cap, "trace", tmp_path / "m.trace.json",
+                                elf=FW / "masked.elf"))
+    rig = [s for s in tracks[(1, 1)] if s[2]["args"]["pulse"] == worst.pulse]
+    cpu = [s for s in tracks[(2, 1)] if s[2]["args"]["pulse"] == worst.pulse]
+    assert len(rig) == 1 and cpu
+    assert abs(sum(d for _, d, _ in cpu) - rig[0][1]) < 0.001
+    assert cpu[0][2]["name"] == "masked_section" and cpu[0][2]["cat"] == "masked"
+    # The report's section names the masked section first among the worst ISR pulses'
+    # common culprits.
+    from rtrig.host.report.page import write_report
+    out, _ = write_report([res.path], tmp_path / "m.html", elf=FW / "masked.elf")
+    page = out.read_text()
+    assert "Why the slowest pulses were slow" in page
+    assert "<tr><td>masked_section</td><td>5 of 5</td>" in page

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""``rtrig export -f trace``: a capture as Chrome trace event JSON, the format
+ui.perfetto.dev and chrome://tracing open (docs/exports.md, docs/explain.md).
+
+One process "rig": a track for the stimulus (one span per pulse, its high time) and one
+per channel (a span from the stimulus edge to the response, for every answered pulse).
+Where the SoC twin recorded the run (``CAPTURE.rec``), a process "CPU" with a track per
+channel: the explained pulses' spans (the worst of each channel), one per function,
+their category in ``cat``. Times are in µs from the rig's reset, as the format wants."""
+
+import json
+
+from ...channels import channel_order
+from ..analysis import missed_mask
+
+__all__ = ["trace_events", "write_trace", "EXPLAINED_PER_CHANNEL"]
+
+#: How many of each channel's slowest pulses get the CPU's spans.
+EXPLAINED_PER_CHANNEL = 20
+_RIG, _CPU = 1, 2
+
+
+def _meta(pid, tid, kind, name):
+    return {"ph": "M", "pid": pid, "tid": tid, "name": kind, "args": {"name": name}}
+
+
+def _rig_events(cap, names):
+    us = 1e6 / cap.tick_hz
+    high = (cap.meta.get("stimulus") or {}).get("high_ticks") or 0
+    yield _meta(_RIG, 0, "process_name", "rig")
+    yield _meta(_RIG, 0, "thread_name", "STIM0")
+    seen = set()
+    for tid, name in enumerate(names, start=1):
+        yield _meta(_RIG, tid, "thread_name", name)
+        recs = cap.channel(name)
+        for r in recs[~missed_mask(recs)]:
+            ts = float(r["stim_t"]) * us
+            if int(r["pulse"]) not in seen:
+                seen.add(int(r["pulse"]))
+                yield {"ph": "X", "pid": _RIG, "tid": 0, "name": f"pulse {r['pulse']}",
+                       "ts": ts, "dur": high * us, "args": {"pulse": int(r["pulse"])}}
+            yield {"ph": "X", "pid": _RIG, "tid": tid, "name": name, "ts": ts,
+                   "dur": float(r["latency"]) * us,
+                   "args": {"pulse": int(r["pulse"]),
+                            "latency_ns": float(r["latency"]) * us * 1000}}
+
+
+def _cpu_events(cap, names, explained):
+    us = 1e6 / cap.tick_hz
+    yield _meta(_CPU, 0, "process_name", "CPU (SoC twin recording)")
+    for tid, name in enumerate(names, start=1):
+        yield _meta(_CPU, tid, "thread_name", f"CPU for {name}")
+        recs = cap.channel(name)
+        stim = {int(p): int(t) for p, t in zip(recs["pulse"], recs["stim_t"])}
+        for item in (i for i in explained if i.channel == name):
+            ex, t0 = item.explanation, stim[item.pulse] * us
+            for start, end, fn, cat in ex.segments:
+                yield {"ph": "X", "pid": _CPU, "tid": tid, "name": fn, "cat": cat,
+                       "ts": t0 + ex.ns(start) / 1000, "dur": ex.ns(end - start) / 1000,
+                       "args": {"pulse": item.pulse, "category": cat}}
+
+
+def trace_events(cap, explained=()):
+    """The trace's events: the rig's tracks, and the CPU's for ``explained`` pulses
+    (:class:`~rtrig.host.explain.capture.ExplainedPulse`)."""
+    names = sorted(cap.channels(), key=channel_order)
+    yield from _rig_events(cap, names)
+    if explained:
+        yield from _cpu_events(cap, names, explained)
+
+
+def _explained(cap, elf):
+    from ..explain.capture import default_recording, explain_capture
+    if cap.meta.get("target", {}).get("kind") != "soc" or cap.path is None:
+        return []
+    if not default_recording(cap.path).exists():
+        return []
+    return explain_capture(cap.path, elf, worst=EXPLAINED_PER_CHANNEL)
+
+
+def write_trace(cap, f, elf=None):
+    """Write the trace of ``cap`` to the binary file ``f``; the CPU's spans when the
+    capture has a recording beside it and ``elf`` (the firmware's) is given."""
+    explained = _explained(cap, elf) if elf is not None else []
+    f.write(b'{"displayTimeUnit": "ns", "traceEvents": [\n')
+    for i, ev in enumerate(trace_events(cap, explained)):
+        f.write((",\n" if i else "").encode() + json.dumps(ev).encode())
+    f.write(b"\n]}\n")

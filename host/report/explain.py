@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The report's section "Why the slowest pulses were slow" (SoC-twin captures with a
+recording beside them, docs/explain.md): per channel, a stacked bar of the categories
+of each of the worst pulses, and the functions common to the worst 1 %."""
+
+import html
+import math
+from collections import Counter, defaultdict
+
+from ...capture import load
+from ...channels import channel_order
+from ..analysis import missed_mask
+from .figures import _AXIS, PALETTE, _layout
+
+__all__ = ["explain_section", "culprits", "categories_figure", "WORST_BARS",
+           "MAX_CULPRIT_PULSES"]
+
+#: Bars per channel (the slowest pulses).
+WORST_BARS = 5
+#: The worst 1 % is explained up to this many pulses per channel.
+MAX_CULPRIT_PULSES = 100
+
+
+def categories_figure(name, items):
+    """Stacked bars: one per explained pulse, one trace per category, in µs."""
+    from ..explain import CATEGORIES
+    x = [f"pulse {i.pulse}" for i in items]
+    data = []
+    for k, cat in enumerate(CATEGORIES):
+        y = [i.explanation.ns(i.explanation.categories.get(cat, 0.0)) / 1000 for i in items]
+        if any(y):
+            data.append({"type": "bar", "name": cat, "x": x, "y": y,
+                         "marker": {"color": PALETTE[k % len(PALETTE)]},
+                         "hovertemplate": f"{html.escape(cat)}: %{{y:.3f}} µs<extra></extra>"})
+    lay = _layout(380, f"{name.upper()}: where the slowest pulses' latency went", barmode="stack")
+    lay["xaxis"] = {**_AXIS}
+    lay["yaxis"] = {**_AXIS, "title": {"text": "µs from the STIM0 edge"}}
+    return {"data": data, "layout": lay}
+
+
+def culprits(items, top=8):
+    """The functions that took time in most of ``items``: ``[(function, pulses, mean
+    µs in the pulses where it ran)]``, the most frequent first."""
+    seen, total = Counter(), defaultdict(float)
+    for i in items:
+        for fn, cycles in i.explanation.functions.items():
+            if cycles > 0 and not fn.startswith("("):
+                seen[fn] += 1
+                total[fn] += i.explanation.ns(cycles) / 1000
+    ranked = sorted(seen, key=lambda fn: (-seen[fn], -total[fn]))[:top]
+    return [(fn, seen[fn], total[fn] / seen[fn]) for fn in ranked]
+
+
+def explain_section(page, cap, table, elf):
+    """Adds the section when ``cap`` has a recording beside it; nothing otherwise."""
+    from ..explain.capture import default_recording, explain_capture
+    if (cap.meta.get("target") or {}).get("kind") != "soc" or elf is None:
+        return
+    if not default_recording(cap.path).exists():
+        return
+    page.add("<h3>Why the slowest pulses were slow</h3>")
+    page.add('<p class="note">From the SoC twin\'s recording of every instruction around '
+             "each pulse (docs/explain.md): each pulse's latency split by what the CPU was "
+             "doing; the functions that ran in most of the worst 1 % of pulses.</p>")
+    full = load(cap.path)               # a scanned capture has no per-channel records
+    for name in sorted(full.channels(), key=channel_order):
+        recs = full.channel(name)
+        answered = int((~missed_mask(recs)).sum())
+        n = min(MAX_CULPRIT_PULSES, max(WORST_BARS, math.ceil(0.01 * answered)))
+        items = explain_capture(cap.path, elf, worst=n, channels=[name])
+        if not items:
+            continue
+        page.figure(categories_figure(name, items[:WORST_BARS]))
+        rows = [[html.escape(fn), f"{k} of {len(items)}", f"{us:.3f}"]
+                for fn, k, us in culprits(items)]
+        page.add(f"<p>{name.upper()}: common culprits across the worst {len(items)} pulses</p>")
+        page.add(table(["function", "in pulses", "mean µs there"], rows))
