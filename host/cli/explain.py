@@ -5,6 +5,7 @@
 from pathlib import Path
 
 import click
+import numpy as np
 
 from .options import CONTEXT
 
@@ -42,6 +43,29 @@ def _print_pulse(item, top):
                                            for fn, c in worst))
 
 
+def _print_stage_line(times, pulse):
+    pulses, by_stage = times
+    i = int(np.searchsorted(pulses, pulse))
+    if i >= len(pulses) or pulses[i] != pulse:
+        return
+    click.echo("  stages: " + ", ".join(
+        f"{name} " + ("—" if np.isnan(v[i]) else f"+{v[i] / 1000:.3f} µs")
+        for name, v in by_stage.items()))
+
+
+def _print_stages_only(cap, times, worst, pulses, channels):
+    """Without a recording: the stages of each channel's slowest pulses."""
+    from ..explain.capture import worst_pulses
+    for ch in channels or cap.channels():
+        recs = cap.channel(ch)
+        for p in (pulses or worst_pulses(recs, worst)):
+            row = recs[recs["pulse"] == p]
+            if len(row):
+                lat = float(row["latency"][0]) * 1e9 / cap.tick_hz
+                click.echo(f"{ch} pulse {p}: {lat / 1000:.3f} µs")
+                _print_stage_line(times, p)
+
+
 @click.command(context_settings=CONTEXT, no_args_is_help=True)
 @click.argument("capture", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--elf", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -56,13 +80,27 @@ def _print_pulse(item, top):
               help="Only this channel (repeatable) [default: every channel].")
 @click.option("--functions", type=click.IntRange(min=1), default=5, show_default=True,
               help="How many functions to list per pulse, longest first.")
-def explain(capture, elf, recording, worst, pulses, channels, functions):
+@click.option("--stages", default=None, metavar="EDGES",
+              help="Marker edges as stages, e.g. marker1+,marker2+: per pulse the time "
+                   "from the stimulus to each (a capture with --raw; any target).")
+def explain(capture, elf, recording, worst, pulses, channels, functions, stages):
     """Explain the slowest pulses of a SoC-twin CAPTURE: where the CPU was at the
     STIM0 edge, how long interrupts had been masked and by which function, and the
     latency split into functions and categories, from the twin's recording of every
     retired instruction (run the capture with RTRIG_SOC_RECORD=CAPTURE.rec)."""
-    from ..explain.capture import explain_capture
+    from ...capture import load
+    from ..explain.capture import default_recording, explain_capture
+    from ..explain.stages import parse_stages, stage_times
+    spec = parse_stages(stages) if stages is not None else None
+    cap = load(capture)
+    times = stage_times(cap, spec) if spec else None
+    recorded = (recording or default_recording(capture)).exists()
+    if spec and (not recorded or (cap.meta.get("target") or {}).get("kind") != "soc"):
+        _print_stages_only(cap, times, worst, list(pulses) or None, list(channels) or None)
+        return
     items = explain_capture(capture, elf or _default_elf(), recording, worst,
                             list(pulses) or None, list(channels) or None)
     for item in items:
         _print_pulse(item, functions)
+        if times is not None:
+            _print_stage_line(times, item.pulse)

@@ -29,7 +29,10 @@ def _default_elf():
               default=None, help="The SoC firmware's ELF: with a SoC-twin recording beside "
                                  "a capture (CAPTURE.rec), the section \"Why the slowest "
                                  "pulses were slow\" [default: the rt_test build's].")
-def report(captures, output, title, elf):
+@click.option("--stages", default=None, metavar="EDGES",
+              help="Marker edges as stages, e.g. marker1+,marker2+: a table of the time "
+                   "from the stimulus to each (captures with --raw).")
+def report(captures, output, title, elf, stages):
     """Write one self-contained interactive HTML report of CAPTURE(s).
 
     With several captures the report starts with a comparison table and overlaid
@@ -42,8 +45,11 @@ def report(captures, output, title, elf):
     check_output(output)                 # before reading any capture
     t = time.perf_counter()
     captures, histograms = split_paths(captures)     # cyclictest -h files beside captures
+    if stages is not None:
+        from ..explain.stages import parse_stages
+        parse_stages(stages)             # a bad spec before any work
     out, size = write_report(captures, output, title=title, cyclictest=histograms,
-                             elf=elf or _default_elf())
+                             elf=elf or _default_elf(), stages=stages)
     click.echo(f"report: {out} ({size / 1e6:.2f} MB, {time.perf_counter() - t:.1f} s)",
                err=True)
     click.echo(str(out))
@@ -65,7 +71,10 @@ def report(captures, output, title, elf):
 @click.option("--elf", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="trace: the SoC firmware's ELF, for the CPU's spans "
                                  "[default: the rt_test build's, when it exists].")
-def export(capture, fmt, output, buckets, elf):
+@click.option("--stages", default=None, metavar="EDGES",
+              help="trace: marker edges as stages, e.g. marker1+,marker2+ (a capture "
+                   "with --raw): a track per stage.")
+def export(capture, fmt, output, buckets, elf, stages):
     """Export CAPTURE for other tools: CSV, JSON, a summary CSV, VCD or a cyclictest
     histogram."""
     from ...capture import load
@@ -76,10 +85,11 @@ def export(capture, fmt, output, buckets, elf):
         if fmt != "cyclictest":
             raise UsageError("--buckets applies to --format cyclictest only")
         options["buckets"] = buckets
-    if elf is not None and fmt != "trace":
-        raise UsageError("--elf applies to --format trace only")
+    if (elf is not None or stages is not None) and fmt != "trace":
+        raise UsageError("--elf and --stages apply to --format trace only")
     if fmt == "trace":
         options["elf"] = elf or _default_elf()
+        options["stages"] = stages
     from ...outputs import check_output
     from ..analysis import answered_counts, capture_warnings
     if output is None:

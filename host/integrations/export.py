@@ -436,10 +436,10 @@ def write_cyclictest(cap, f, buckets=None):
 
 # ---------------------------------------------------------------------------- driver
 
-def write_trace(cap, f, elf=None):
+def write_trace(cap, f, elf=None, stages=None):
     """Chrome trace event JSON (:mod:`rtrig.host.integrations.trace`)."""
     from .trace import write_trace as write
-    write(cap, f, elf=elf)
+    write(cap, f, elf=elf, stages=stages)
 
 
 FORMATS = {"csv": write_csv, "json": write_json, "summary-csv": write_summary_csv,

@@ -60,11 +60,28 @@ def _cpu_events(cap, names, explained):
                        "args": {"pulse": item.pulse, "category": cat}}
 
 
-def trace_events(cap, explained=()):
-    """The trace's events: the rig's tracks, and the CPU's for ``explained`` pulses
-    (:class:`~rtrig.host.explain.capture.ExplainedPulse`)."""
+def _stage_events(cap, times, first_tid):
+    """A track per stage: a span from each pulse's stimulus edge to the stage."""
+    pulses, by_stage = times
+    us = 1e6 / cap.tick_hz
+    stim = dict(zip(cap.latency["pulse"].tolist(), cap.latency["stim_t"].tolist()))
+    for k, (name, ns) in enumerate(by_stage.items()):
+        tid = first_tid + k
+        yield _meta(_RIG, tid, "thread_name", f"stage {name}")
+        for p, v in zip(pulses.tolist(), ns.tolist()):
+            if v == v:                               # not NaN: the stage came
+                yield {"ph": "X", "pid": _RIG, "tid": tid, "name": name,
+                       "ts": stim[p] * us, "dur": v / 1000, "args": {"pulse": p}}
+
+
+def trace_events(cap, explained=(), stages=None):
+    """The trace's events: the rig's tracks, the stages' (``stages``: the result of
+    :func:`~rtrig.host.explain.stages.stage_times`), and the CPU's for ``explained``
+    pulses (:class:`~rtrig.host.explain.capture.ExplainedPulse`)."""
     names = sorted(cap.channels(), key=channel_order)
     yield from _rig_events(cap, names)
+    if stages is not None:
+        yield from _stage_events(cap, stages, len(names) + 1)
     if explained:
         yield from _cpu_events(cap, names, explained)
 
@@ -78,11 +95,14 @@ def _explained(cap, elf):
     return explain_capture(cap.path, elf, worst=EXPLAINED_PER_CHANNEL)
 
 
-def write_trace(cap, f, elf=None):
+def write_trace(cap, f, elf=None, stages=None):
     """Write the trace of ``cap`` to the binary file ``f``; the CPU's spans when the
-    capture has a recording beside it and ``elf`` (the firmware's) is given."""
+    capture has a recording beside it and ``elf`` (the firmware's) is given; a track
+    per stage with ``stages`` (``"marker1+,marker2+"``, a capture with raw events)."""
+    from ..explain.stages import parse_stages, stage_times
+    times = stage_times(cap, parse_stages(stages)) if stages else None
     explained = _explained(cap, elf) if elf is not None else []
     f.write(b'{"displayTimeUnit": "ns", "traceEvents": [\n')
-    for i, ev in enumerate(trace_events(cap, explained)):
+    for i, ev in enumerate(trace_events(cap, explained, times)):
         f.write((",\n" if i else "").encode() + json.dumps(ev).encode())
     f.write(b"\n]}\n")

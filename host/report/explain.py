@@ -7,12 +7,14 @@ import html
 import math
 from collections import Counter, defaultdict
 
+import numpy as np
+
 from ...capture import load
 from ...channels import channel_order
 from ..analysis import missed_mask
 from .figures import _AXIS, PALETTE, _layout
 
-__all__ = ["explain_section", "culprits", "categories_figure", "WORST_BARS",
+__all__ = ["explain_section", "stages_section", "culprits", "categories_figure", "WORST_BARS",
            "MAX_CULPRIT_PULSES"]
 
 #: Bars per channel (the slowest pulses).
@@ -75,3 +77,22 @@ def explain_section(page, cap, table, elf):
                 for fn, k, us in culprits(items)]
         page.add(f"<p>{name.upper()}: common culprits across the worst {len(items)} pulses</p>")
         page.add(table(["function", "in pulses", "mean µs there"], rows))
+
+
+def stages_section(page, cap, table, stages):
+    """A table of the time from the stimulus to each stage (``"marker1+,marker2+"``)."""
+    from ..explain.stages import parse_stages, stage_times
+    full = load(cap.path)
+    if not full.meta.get("raw_events"):
+        page.add('<p class="note">Stages: this capture has no raw events (--raw).</p>')
+        return
+    _, times = stage_times(full, parse_stages(stages))
+    rows = []
+    for name, ns in times.items():
+        got = ns[~np.isnan(ns)] / 1000
+        cells = ([f"{np.min(got):.3f}", f"{np.percentile(got, 50, method='inverted_cdf'):.3f}",
+                  f"{np.percentile(got, 99, method='inverted_cdf'):.3f}", f"{np.max(got):.3f}"]
+                 if len(got) else ["—"] * 4)
+        rows.append([html.escape(name), f"{len(got)} of {len(ns)}", *cells])
+    page.add("<h3>Stages, µs (stimulus rising edge → the first such edge after it)</h3>")
+    page.add(table(["stage", "pulses", "min", "p50", "p99", "max"], rows))

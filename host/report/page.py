@@ -210,7 +210,7 @@ td:first-child{text-align:left;font-weight:bold} .weak{color:#999}
 """
 
 
-def _capture_section(page, cap, label, per_channel, pers, elf=None):
+def _capture_section(page, cap, label, per_channel, pers, elf=None, stages=None):
     page.add(f'<h2 id="{html.escape(label)}">{html.escape(label)}: '
              f"{html.escape(cap.path.name)}</h2>")
     page.add(f'<table class="meta">{_describe(cap)}</table>')
@@ -252,9 +252,12 @@ def _capture_section(page, cap, label, per_channel, pers, elf=None):
             page.figure(timeline_figure(per_channel, stim.get("freq_hz")))
     if pers and pers["lanes"] and pers["pulses"]:
         page.figure(persistence_figure(pers))
-    if elf is not None:
-        from .explain import explain_section
-        explain_section(page, cap, _table, elf)
+    if elf is not None or stages:
+        from .explain import explain_section, stages_section
+        if stages:
+            stages_section(page, cap, _table, stages)
+        if elf is not None:
+            explain_section(page, cap, _table, elf)
     if cap.steps:
         sw = sweep_plot_data(cap)
         page.add("<h3>Sweep</h3>")
@@ -277,7 +280,8 @@ def _labels(captures, labels):
     return labels
 
 
-def build_report(captures, title=None, labels=None, cyclictest=(), elf=None):
+def build_report(captures, title=None, labels=None, cyclictest=(), elf=None,
+                 stages=None):
     """The report of one or more captures, as an HTML string.
 
     ``captures``: loaded (:func:`rtrig.load`) or scanned (:func:`rtrig.capture.scan`)
@@ -286,6 +290,7 @@ def build_report(captures, title=None, labels=None, cyclictest=(), elf=None):
     ``cyclictest``: parsed cyclictest histograms shown beside them
     (:mod:`rtrig.host.integrations.cyclictest`). ``elf``: the SoC firmware's ELF, for
     the section "Why the slowest pulses were slow" of captures recorded by the SoC twin.
+    ``stages``: marker edges as stages (``"marker1+,marker2+"``), a table of each.
     """
     import plotly
     import plotly.offline
@@ -338,7 +343,7 @@ def build_report(captures, title=None, labels=None, cyclictest=(), elf=None):
         from ..integrations.cyclictest import report_section
         report_section(page, cyclictest, datas, labels)
     for cap, lb, d, pers in zip(captures, labels, datas, perss, strict=True):
-        _capture_section(page, cap, lb, d, pers, elf)
+        _capture_section(page, cap, lb, d, pers, elf, stages)
     js = plotly.offline.get_plotlyjs()
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style>\n"
@@ -346,7 +351,7 @@ def build_report(captures, title=None, labels=None, cyclictest=(), elf=None):
             + "\n".join(page.parts) + "\n</body></html>\n")
 
 
-def write_report(paths, output, title=None, cyclictest=(), elf=None):
+def write_report(paths, output, title=None, cyclictest=(), elf=None, stages=None):
     """Report on the capture files ``paths``: write the HTML report to ``output``.
 
     The files are scanned, not loaded: their records are read block by block, so
@@ -354,7 +359,8 @@ def write_report(paths, output, title=None, cyclictest=(), elf=None):
     """
     out = check_output(output)
     caps = [scan(p) for p in paths]
-    data = build_report(caps, title=title, cyclictest=cyclictest, elf=elf).encode("utf-8")
+    data = build_report(caps, title=title, cyclictest=cyclictest, elf=elf,
+                        stages=stages).encode("utf-8")
     with atomic_output(out) as f:
         f.write(data)
     return out, len(data)

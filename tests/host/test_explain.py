@@ -162,3 +162,57 @@ def test_masked_section_in_the_soc_twin(tmp_path, monkeypatch):
     page = out.read_text()
     assert "Why the slowest pulses were slow" in page
     assert "<tr><td>masked_section</td><td>5 of 5</td>" in page
+
+
+def test_stage_times_exact(tmp_path):
+    from rtrig.capture import CaptureWriter
+    from rtrig.host.explain.stages import parse_stages, stage_times
+    from rtrig.protocol import EVENT_DTYPE, LATENCY_DTYPE
+    lat = np.zeros(3, dtype=LATENCY_DTYPE)
+    lat["pulse"], lat["stim_t"], lat["latency"] = [0, 1, 2], [100, 1100, 2100], 50
+    # marker1 rises 30 ticks after pulse 0 and 70 after pulse 2 (a fall at 20 does not
+    # count); marker2 only once, 400 ticks after pulse 1 (its rise at 90 is before any).
+    ev = np.array([(90, 5, 1), (120, 4, 0), (130, 4, 1), (1500, 5, 1), (2170, 4, 1),
+                   (2180, 4, 1)], dtype=EVENT_DTYPE)
+    path = tmp_path / "s.rtrig"
+    with CaptureWriter(path, {"tick_hz": 100_000_000, "raw_events": True,
+                              "channel_names": {"0": "isr"}}) as w:
+        w.array(b"LATR", lat)
+        w.array(b"EVNT", ev)
+    pulses, t = stage_times(load(path), parse_stages("marker1+, marker2+"))
+    assert list(pulses) == [0, 1, 2]
+    assert np.array_equal(t["marker1+"], [300.0, np.nan, 700.0], equal_nan=True)
+    assert np.array_equal(t["marker2+"], [np.nan, 4000.0, np.nan], equal_nan=True)
+
+
+@needs_fw
+def test_stages_against_the_rigs_own_channel(tmp_path):
+    """rt_trace1 pulses MARKER1 at the dispatch: before ISR_OUT rises. The stage isr+
+    read from the raw events is the ISR channel's latency read by the matcher."""
+    import subprocess
+
+    from rtrig.host import CaptureSettings, open_rig, run_capture
+    from rtrig.host.explain.stages import parse_stages, stage_times
+    subprocess.run(["make", "-C", str(ROOT / "firmware"), "-s",
+                    "build/rtrig-soc/rt_trace1.bin"], check=True)
+    s = CaptureSettings(freq=3_000, count=40, target="soc", channels=("isr", "app"),
+                        raw_events=True)
+    with open_rig(sim=True, soc=True, firmware=str(FW / "rt_trace1.bin")) as rig:
+        res = run_capture(rig, s, tmp_path / "t1.rtrig", progress=False)
+    cap = load(res.path)
+    pulses, t = stage_times(cap, parse_stages("marker1+,isr+"))
+    isr = cap.channel("isr")
+    isr_ns = isr["latency"][np.searchsorted(isr["pulse"], pulses)] * 1e9 / cap.tick_hz
+    assert np.allclose(t["isr+"], isr_ns)
+    assert (t["marker1+"] > 0).all() and (t["marker1+"] < isr_ns).all()
+    r = _rtrig("explain", str(res.path), "-n", "1", "--channel", "isr",
+               "--stages", "marker1+")
+    assert r.returncode == 0, r.stderr
+    assert "stages: marker1+ +" in r.stdout
+    # In the trace: a track per stage, a span per pulse, as long as the stage's time.
+    from test_trace_export import check_trace
+
+    from rtrig.host.integrations.export import export
+    tracks = check_trace(export(cap, "trace", tmp_path / "t1.json", stages="marker1+"))
+    (stage,) = [v for k, v in tracks.items() if k == (1, 3)]
+    assert np.allclose(sorted(d * 1000 for _, d, _ in stage), np.sort(t["marker1+"]))
