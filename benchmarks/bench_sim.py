@@ -3,13 +3,12 @@
 
 - simulator speed: rig cycles per wall second, free-running, no link traffic (the
   harness's ``--bench`` mode), and the rig time that makes per wall second, for the
-  rig alone, the rig with the model target and the rig with the reference SoC, each
-  built twice in one run: as the default twin (the full rig at 100 MHz) and as the
-  ECP5 boards' gateware (``--sim-board ulx3s``: 30 MHz, four samples per clock; with
-  the SoC, the ``soc`` target); and the iCEBreaker's compact rig;
+  rig alone, the rig with the model target and the rig with the reference SoC of the
+  default twin, the ULX3S gateware (30 MHz, four samples per clock; with the SoC, the
+  ``soc`` target), and the iCEBreaker's rig (``--sim-board icebreaker``);
 - link throughput: latency records per rig-second delivered while the link is
   saturated (100 kHz loopback stimulus, more records than the line can carry), on the
-  line-rate twin (3 Mbaud, a real rig's link) and on the fast twin (25 Mbaud).
+  line-rate twin (3 Mbaud, a real rig's link) and on the fast twin (7.5 Mbaud).
 
 Prints a Markdown table; ``--write`` replaces the "## Simulation twin and link"
 section of docs/performance.md.
@@ -24,27 +23,20 @@ import time
 
 from perfdoc import write_section
 
-#: Twins timed side by side: label → (keyword arguments of ``rtrig.host.sim.build``
-#: for the default twin, the same for the ECP5 boards' twin).
-PAIRS = {
-    "rig alone (no model target)": ({"with_model": False},
-                                    {"board": "ulx3s", "with_model": False}),
-    "rig + model target": ({}, {"board": "ulx3s"}),
-    "rig + reference SoC (50 MHz)": ({"soc": True}, {"board": "ulx3s", "soc": True}),
-}
-#: Further twins timed on their own.
-SINGLE = {
-    "iCEBreaker compact rig (24 MHz, four samples per clock) + model": {"board": "icebreaker"},
+#: Twins timed: label → keyword arguments of ``rtrig.host.sim.build``.
+TWINS = {
+    "ULX3S rig alone (no model target)": {"with_model": False},
+    "ULX3S rig + model target (`--sim`)": {},
+    "ULX3S `soc` target: rig + reference SoC (50 MHz) (`--sim --target soc`)": {"soc": True},
+    "iCEBreaker rig (24 MHz, four samples per clock) + model (`--sim-board icebreaker`)":
+        {"board": "icebreaker"},
 }
 
 
 def clock_hz(build_kwargs):
-    """The rig clock of a twin build: its board's, else the default twin's."""
-    from rtrig.host.sim import SIM_CLK_HZ
-    if build_kwargs.get("board"):
-        from rtrig.boards import get_board
-        return get_board(build_kwargs["board"]).clk_freq
-    return SIM_CLK_HZ
+    """The rig clock of a twin build: its board's."""
+    from rtrig.host.sim import sim_board
+    return sim_board(build_kwargs.get("board")).clk_freq
 
 
 def sim_speed(cycles, **build_kwargs):
@@ -64,7 +56,7 @@ def link_throughput(seconds, sim_link="line", drain_s=30.0):
     from rtrig.host import CaptureSettings, open_rig
     with open_rig(sim=True, sim_link=sim_link, log=lambda m: None) as rig:
         s = CaptureSettings(freq=100_000, count=None, target="loopback", delay=1e-6)
-        regs = {**s.ticks(rig.tick_hz), "count": 0}     # a continuous pulse train
+        regs = {**s.ticks(rig.tick_hz, rig.stim_step), "count": 0}   # a continuous train
         rig.prepare(s, regs, s.plan)
         rig.enable_streams()
         rig.run()
@@ -129,19 +121,11 @@ def main():
         return (f"{v / 1e6:.2f} M cycles/s, {v / clock_hz(kw) * 1e3:.1f} ms"
                 if v else "not measured")
 
-    pairs = {label: (speed(old), speed(new)) for label, (old, new) in PAIRS.items()}
-    singles = {label: speed(kw) for label, kw in SINGLE.items()}
+    speeds = {label: speed(kw) for label, kw in TWINS.items()}
     links = {name: link_throughput(a.seconds, name) for name in ("line", "fast")}
     polls = {p: round_trip(p) for p in (16, 128, 1024)}
     host = f"{platform.machine()}, Python {platform.python_version()}"
-    rows = ""
-    for label, (old, new) in pairs.items():
-        kw_old, kw_new = PAIRS[label]
-        ratio = (f"**{new / clock_hz(kw_new) / (old / clock_hz(kw_old)):.2f}×**"
-                 if old and new else "–")
-        rows += f"| {label} | {cell(old, kw_old)} | {cell(new, kw_new)} | {ratio} |\n"
-    srows = "".join(f"| {label} | {cell(v, SINGLE[label])} |\n"
-                    for label, v in singles.items())
+    rows = "".join(f"| {label} | {cell(v, TWINS[label])} |\n" for label, v in speeds.items())
     lrows = "".join(
         f"| {name} ({lt['baud'] / 1e6:g} Mbaud) | {lt['records_per_s']:.0f} /s | "
         f"{lt['line_fraction'] * 100:.1f} % | {lt['overflow']} | {lt['crc_errors']} / "
@@ -153,20 +137,14 @@ def main():
         "the figures vary with the machine's load). Simulator speed: the harness's "
         "`--bench` mode (free-running, no link traffic), rig clock cycles per wall "
         "second, and the rig time that makes per wall second.\n\n"
-        "| twin | default twin (full rig, 100 MHz) | ECP5 boards' gateware (30 MHz, four "
-        "samples per clock) | rig time per wall second, new / old |\n"
-        "| --- | --- | --- | --- |\n" + rows + "\n"
-        "The ECP5 boards' twin is `--sim-board ulx3s`: the rig target's gateware with its "
-        "four latency channels. With the SoC it is `--sim-board ulx3s --target soc`, the "
+        "| twin build | speed, rig time per wall second |\n| --- | --- |\n" + rows + "\n"
+        "The default twin is the ULX3S gateware (the OrangeCrab builds the same rig): "
+        "30 MHz, four samples per clock, four latency channels. With the SoC it is the "
         "`soc` target's gateware as the board has it: two latency channels beside the SoC "
-        "and no model target (the default SoC twin has the model), its 30 MHz rig and "
-        "50 MHz SoC each on its own clock. Each twin is the one a user gets with those "
-        "options. The ECP5 rig simulates 30 rig cycles per µs where the default twin "
-        "simulates 100.\n\n"
-        "| twin build | speed, rig time per wall second |\n| --- | --- |\n"
-        + srows + "\n"
+        "and no model target, its 30 MHz rig and 50 MHz SoC each on its own clock. Each "
+        "twin is the one a user gets with those options.\n\n"
         "Link throughput (100 kHz loopback, one 24-byte latency record per pulse: 8× what "
-        "the line-rate link carries, 98 % of the fast one), per second of rig time:\n\n"
+        "the line-rate link carries, 3.2× the fast one), per second of rig time:\n\n"
         "| twin link | records delivered | wire bytes / line capacity (8N1) | records "
         "dropped at the rig (counted, LAT_OVERFLOW) | CRC errors / lost packets |\n"
         "| --- | --- | --- | --- | --- |\n" + lrows + "\n"
@@ -176,10 +154,9 @@ def main():
         + " (the harness's default is 128; serving the socket more often than that buys "
         "little, the round trip being the simulated link's own ~900 cycles of bytes).\n\n"
         "The fast twin's link (UART divisor 4, the smallest the rig's receiver takes) "
-        "moves 8.25× the bytes of the line-rate twin per simulated cycle; the rig reports "
-        "the rate it has (register `BAUD`), so `--mode auto` decides from it. The "
-        "simulator's own speed is spread over the whole design rather than one hot spot "
-        "(callgrind, default twin: ~9 600 instructions per simulated cycle).\n")
+        "moves 2.5× the bytes of the line-rate twin (divisor 10) per simulated cycle; the "
+        "rig reports the rate it has (register `BAUD`), so `--mode auto` decides from "
+        "it.\n")
     print(text)
     if a.write:
         write_section(text)

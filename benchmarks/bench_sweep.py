@@ -9,7 +9,7 @@ sweep).
   step run in full and each MF step read as a whole statistics capture (counts,
   extrema, sums and the histogram bins between min and max), as the sweep did before
   its steps read only their counts;
-* **after**: the default fast twin (25 Mbaud), steps reading only their counts and
+* **after**: the default fast twin (7.5 Mbaud), steps reading only their counts and
   ending once their verdict is known.
 
 For each: wall time, simulated rig cycles (the rig's timebase from the first to the
@@ -29,11 +29,12 @@ from pathlib import Path
 from perfdoc import write_section
 
 from rtrig.host import open_rig
-from rtrig.host.model.presets import PRESETS
+from rtrig.host.model.common import ModelParams
+from rtrig.host.model.presets import PRESETS_NS
 from rtrig.host.procedures import sweep as sweep_mod
 from rtrig.host.procedures.stats import run_stats_capture
 from rtrig.host.procedures.sweep import SweepSettings, run_sweep
-from rtrig.host.sim import SIM_CLK_HZ
+from rtrig.host.sim import sim_board
 from rtrig.units import format_hz, parse_frequency
 
 
@@ -55,7 +56,7 @@ def run(link, before, st, tmp):
         sweep_mod._Sweeper._count_misses = _whole_capture_step
     try:
         with open_rig(sim=True, sim_link=link, log=lambda m: None) as rig:
-            divisor = SIM_CLK_HZ // rig.info["baud"]
+            divisor = sim_board().clk_freq // rig.info["baud"]
             t_start = rig.time()
             b0 = sum(rig.link_bytes)
             w0 = time.monotonic()
@@ -83,7 +84,9 @@ def main():
     ap.add_argument("--write", action="store_true", help="update docs/performance.md")
     a = ap.parse_args()
     f1, f2 = parse_frequency(a.f_from), parse_frequency(a.f_to)
-    model = asdict(PRESETS[a.preset])
+    board = sim_board()         # the twin's: the model takes its times in the rig's ticks
+    model = asdict(ModelParams.from_ns(ns_per_tick=1e9 / (board.clk_freq * board.tick_step),
+                                       **PRESETS_NS[a.preset]))
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, link, before in (("before", "line", True), ("after", "fast", False)):
@@ -111,7 +114,7 @@ def main():
         "`make demo`: model preset `fast`, loaded, MF-ISR, MF-APP and SF). Both rows come "
         "from one run. *Before*: the line-rate twin (3 Mbaud), every step run in full, "
         "each MF step a whole statistics capture read with its histogram. *After*: the "
-        "fast twin (25 Mbaud), each step reading only its counts and ending once its "
+        "fast twin (7.5 Mbaud), each step reading only its counts and ending once its "
         "verdict is known. Link cycles: bytes both ways × 10 bits × the UART divisor, as "
         "a share of the simulated cycles.\n\n"
         "| | link | steps | pulses run | pulses saved | simulated cycles | on the link "

@@ -33,15 +33,16 @@ __all__ = ["cli", "main"]
 @click.option("--port", envvar="RTRIG_PORT", metavar="PORT",
               help="Rig serial port or pyserial URL (env RTRIG_PORT).")
 @click.option("--sim", is_flag=True, envvar="RTRIG_SIM",
-              help="Use the simulation twin instead of a rig on a port.")
+              help="Use the simulation twin instead of a rig on a port: the ULX3S "
+                   "gateware (with --target soc its SoC target's).")
 @click.option("--sim-board", metavar="BOARD", envvar="RTRIG_SIM_BOARD", type=BoardChoice(),
-              help="Simulate that board's gateware (its tick rate and build options; "
-                   "with --target soc its SoC target's; implies --sim).")
+              help="Simulate that board's gateware instead of the ULX3S's (its tick rate "
+                   "and build options; with --target soc its SoC target's; implies --sim).")
 @click.option("--sim-link", type=click.Choice(["fast", "line"]), default="fast",
               envvar="RTRIG_SIM_LINK", show_default=True,
-              help="The twin's host link: fast (4 clock cycles per bit: 25 Mbaud at 100 MHz; "
-                   "the simulation's default) or line (the board's own baud, 3 Mbaud: the "
-                   "bandwidth of a real rig).")
+              help="The twin's host link: fast (4 clock cycles per bit: 7.5 Mbaud at the "
+                   "ECP5 boards' 30 MHz; the simulation's default) or line (the board's "
+                   "own baud, 3 Mbaud: the bandwidth of a real rig).")
 @click.option("--baud", type=FREQUENCY, default="3M", envvar="RTRIG_BAUD", metavar="RATE",
               show_default=True,
               help="Baud rate of the rig's serial port: the rate its gateware was built "

@@ -83,13 +83,14 @@ class RigOptions:
     @property
     def model_ticks(self):
         """The ticks the model target takes its times in, known before the rig is
-        opened: ``tick_hz`` and ``step`` of a board's twin (``--sim-board``), else
-        none given (the default twin's 10 ns ticks; a board has no model target)."""
-        if self.sim_board is None:
+        opened: ``tick_hz`` and ``step`` of the twin's board (``--sim-board``, else the
+        default twin's, :data:`~rtrig.host.sim.builder.SIM_BOARD`); none given for a
+        rig on a port (a board has no model target of its own to ask)."""
+        if not self.sim:
             return {}
-        from ...boards import get_board
+        from ..sim.builder import sim_board
         try:
-            board = get_board(self.sim_board)
+            board = sim_board(self.sim_board)
         except KeyError:
             return {}                   # named in one line when the rig is opened
         return {"tick_hz": board.clk_freq * board.tick_step, "step": board.tick_step}
@@ -106,7 +107,7 @@ class RigOptions:
             if self.soc and "soc" not in get_board(self.sim_board).targets:
                 raise UsageError(f"board {self.sim_board} has no SoC target",
                                  hint="the boards with one: rtrig build --list; or "
-                                      "--sim for the default twin's")
+                                      "--sim for the default twin's (the ULX3S's)")
             opts["board"] = self.sim_board
         if self.soc and self.sim:
             opts.update(soc=True, firmware=self.firmware, console=self.console)

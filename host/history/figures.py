@@ -34,7 +34,10 @@ SUITE_FIGURES = ("count", "cold", "min", "mean", "p50", "p99", "p9999", "max")
 
 def setup_of_meta(meta):
     """``(board, target, settings)`` of a capture's metadata."""
-    board = meta.get("board") or ("sim" if meta.get("simulation") else "unknown")
+    board = meta.get("board")
+    if meta.get("simulation") and not isinstance(board, str):
+        board = "sim"       # the twin, whose BOARD register is the simulated board's code
+    board = board or "unknown"
     target = meta.get("target") or {}
     name = " ".join(str(v) for v in (target.get("kind"), target.get("preset")) if v)
     stim = meta.get("stimulus") or {}

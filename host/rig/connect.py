@@ -53,7 +53,8 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
     ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md, its console
     going to ``console`` (a path, kept; default a temporary file removed at the end,
     :attr:`SimRig.console`); ``board`` (a
-    board name) the twin of that board's gateware; ``sim_link`` its host link:
+    board name) the twin of that board's gateware (default: the ULX3S's,
+    :data:`rtrig.host.sim.SIM_BOARD`); ``sim_link`` its host link:
     ``fast`` (default) or ``line`` (the board's own baud, :data:`rtrig.host.sim.LINKS`).
     ``baudrate``: the serial port's rate (a rig built with a faster link, ``rtrig build
     --baud``); a socket ignores it."""

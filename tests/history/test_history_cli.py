@@ -133,11 +133,11 @@ def test_bad_input_is_one_line(tmp_path, capsys, args, says):
 
 
 def test_a_simulated_capture_records_as_it_finishes(tmp_path):
-    """``rtrig capture --sim … --history DB --label …``: the loopback's 1.23 µs, as
+    """``rtrig capture --sim … --history DB --label …``: the loopback's 1.2 µs, as
     ``rtrig capture --json`` prints it, is the history's."""
     db = tmp_path / "h.sqlite"
     r = subprocess.run([sys.executable, "-m", "rtrig", "capture", "--sim", "--target",
-                        "loopback", "--delay", "1.23us", "--freq", "10k", "--count", "500",
+                        "loopback", "--delay", "1.2us", "--freq", "10k", "--count", "500",
                         "-o", str(tmp_path / "l.rtrig"), "--json", "-q", "--history", str(db),
                         "--label", "kernel=loop"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr

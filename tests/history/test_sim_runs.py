@@ -11,10 +11,12 @@ import sys
 import pytest
 from history_helpers import rtrig
 
+#: (10 kHz of isr and app records: 65 % of the twin's fast link, so ``--mode auto``
+#: keeps records)
 RUNS = {
-    "records": ["capture", "--target", "model", "--preset", "fast", "--freq", "20k",
+    "records": ["capture", "--target", "model", "--preset", "fast", "--freq", "10k",
                 "--count", "1000"],
-    "statistics": ["capture", "--target", "model", "--preset", "fast", "--freq", "20k",
+    "statistics": ["capture", "--target", "model", "--preset", "fast", "--freq", "10k",
                    "--count", "1000", "--mode", "statistics"],
     "sweep": ["sweep", "--target", "model", "--preset", "fast", "--from", "120k", "--to",
               "200k", "--channels", "isr"],

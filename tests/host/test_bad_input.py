@@ -4,8 +4,8 @@ too large, the limit the rig can hold), the exit status of its type, never a tra
 an "internal error", a hang or a value silently wrapped to another.
 
 The limits come from the register widths of ``rtrig.protocol.REGISTERS`` (32 bits for
-STIM_COUNT, STIM_JITTER, LAT_TIMEOUT, LOOP_DELAY and the model registers): at the twin's
-100 MHz, 2^32 - 1 ticks are 42.95 s."""
+STIM_COUNT, STIM_JITTER, LAT_TIMEOUT, LOOP_DELAY and the model registers): in the
+twin's 8.33 ns ticks (the ULX3S gateware's), 2^32 - 1 ticks are 35.79 s."""
 
 import json
 import struct
@@ -40,9 +40,9 @@ CASES = [
     # Stimulus settings beyond their registers (they used to wrap: 2^32 pulses became
     # "run until stopped", a 100 s delay another delay than the file recorded).
     (LOOP + ["--count", str(TOP["STIM_COUNT"] + 1)], 2, f"at most {TOP['STIM_COUNT']}"),
-    (LOOP + ["--delay", "100s"], 2, "at most 42.95 s"),
-    (LOOP + ["--jitter", "100s"], 2, "at most 42.95 s"),
-    (LOOP + ["--timeout", "100s"], 2, "at most 42.95 s"),
+    (LOOP + ["--delay", "100s"], 2, "at most 35.79 s"),
+    (LOOP + ["--jitter", "100s"], 2, "at most 35.79 s"),
+    (LOOP + ["--timeout", "100s"], 2, "at most 35.79 s"),
     (["capture", "--sim", "--target", "loopback", "--freq", "1k", "--duration", "1e7s", "-q"],
      2, f"at most {TOP['STIM_COUNT']}"),
     # Values that were accepted and meant nothing (or something else).
@@ -53,13 +53,13 @@ CASES = [
     # --model: every value parsed, checked against its register, one line.
     (MODEL + ["--model", "seed=xyz"], 2, "'xyz' is not an integer"),
     (MODEL + ["--model", f"seed={TOP['MODEL_SEED'] + 1}"], 2, f"outside 0..{TOP['MODEL_SEED']}"),
-    (MODEL + ["--model", "isr_entry=100s"], 2, "at most 42.95 s"),
+    (MODEL + ["--model", "isr_entry=100s"], 2, "at most 35.79 s"),
     (MODEL + ["--model", "isr_entry=1e400s"], 2, "not a finite duration"),
     (MODEL + ["--model", "isr_entry=-1us"], 2, "0 or more"),
     (MODEL + ["--model", "app=maybe"], 2, "'maybe' is not on or off"),
     (MODEL + ["--model", "isr_entyr=2us"], 2, "unknown parameter 'isr_entyr'"),
     # a fraction of a tick was stored as 0 ticks; now refused, naming the tick
-    (MODEL + ["--model", "isr_entry_ns=1.5"], 2, "not a whole number of the model's 10 ns"),
+    (MODEL + ["--model", "isr_entry_ns=1.5"], 2, "not a whole number of the model's 8.33333 ns"),
     (MODEL + ["--model", "isr_service=1.234567us"], 2, "1.235 µs is not a whole number"),
     # suite test lists: an empty one ran the twin and ended in an internal error
     (["suite", "--sim", "--target", "soc", "--tests", ","], 2, "names no suite test"),
@@ -67,7 +67,7 @@ CASES = [
     # The sweep, before any step runs.
     (SWEEP + ["--from", "10k", "--to", "20k", "--pulses", str(TOP["STIM_COUNT"] + 1)], 2,
      f"at most {TOP['STIM_COUNT']}"),
-    (SWEEP + ["--from", "10k", "--to", "20k", "--stim-jitter", "100s"], 2, "at most 42.95 s"),
+    (SWEEP + ["--from", "10k", "--to", "20k", "--stim-jitter", "100s"], 2, "at most 35.79 s"),
     (SWEEP + ["--from", "10k", "--to", "20k", "--channels", ""], 2, "nothing to find"),
     (SWEEP + ["--from", "10k", "--to", "20k", "--factor", "1e400"], 2, "bracketing factor"),
 ]
@@ -95,7 +95,8 @@ def test_ns_keys_take_bare_nanoseconds(tmp_path):
               "-o", str(out))
     assert r.returncode == 0, r.stderr
     model = load(out).meta["target"]["model"]
-    assert (model["isr_entry"], model["isr_service"], model["app"]) == (140, 100, False)
+    # in 8.33 ns ticks: 1.4 µs and 1 µs
+    assert (model["isr_entry"], model["isr_service"], model["app"]) == (168, 120, False)
 
 
 def test_export_buckets_limit(tmp_path):

@@ -211,11 +211,15 @@ def test_twin_captures_of_the_model_get_the_right_verdicts(tmp_path, capsys):
     seeds) and once with isr_entry 3 µs instead of 1.5 µs. The first pair shows no
     difference; the third is B higher on ISR (every percentile 1.5 µs up)."""
     from rtrig.host import CaptureSettings, open_rig, run_capture
-    base = dataclasses.asdict(preset("fast"))
+    from rtrig.host.model.common import ModelParams
+    from rtrig.host.model.presets import PRESETS_NS
     paths = []
     with open_rig(sim=True) as rig:
+        # the preset in the twin's ticks (8.33 ns: isr_entry 3 µs is 360 of them)
+        base = dataclasses.asdict(ModelParams.from_ns(ns_per_tick=1e9 / rig.tick_hz,
+                                                      **PRESETS_NS["fast"]))
         for i, change in enumerate(({"seed": 11}, {"seed": 12},
-                                    {"seed": 13, "isr_entry": 300})):
+                                    {"seed": 13, "isr_entry": 360})):
             s = CaptureSettings(freq=33_000, count=400, target="model",
                                 model={**base, **change}, channels=("isr", "app"))
             paths.append(run_capture(rig, s, tmp_path / f"{i}.rtrig", progress=False).path)

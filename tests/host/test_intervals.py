@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Interval channels (any edge to any edge) and burst stimulus, end to end through the
 twin on the loopback target, whose edges are known exactly: ISR_OUT is STIM0 delayed
-by the loopback delay."""
+by the loopback delay. The twin's ticks are 8.33 ns (120 per µs)."""
 
 import numpy as np
 import pytest
@@ -25,18 +25,18 @@ def test_the_twin_has_intervals_and_bursts(rig):
 
 
 def test_interval_channel_beside_a_latency_channel(rig, tmp_path):
-    # 20 kHz, duty 0.5: STIM0 high 2500 ticks; ISR_OUT is STIM0 delayed 70 ticks.
+    # 20 kHz, duty 0.5: STIM0 high 3000 ticks; ISR_OUT is STIM0 delayed 84 ticks.
     s = CaptureSettings(freq=20_000, count=40, target="loopback", delay=7e-7,
                         channels=("isr", "isr+..isr-"))
     res = run_capture(rig, s, tmp_path / "i.rtrig", progress=False)
     cap = load(res.path)
     assert cap.channels() == ["isr", "isr+..isr-"]
     isr, high = cap.channel("isr"), cap.channel("isr+..isr-")
-    assert len(isr) == 40 and (isr["latency"] == 70).all()
+    assert len(isr) == 40 and (isr["latency"] == 84).all()
     # Each ISR_OUT rise to its fall; complete at the next rise, so the last is pending.
     assert len(high) == 39 and list(high["pulse"]) == list(range(39))
-    assert (high["latency"] == 2500).all() and (high["completion"] == 5000).all()
-    assert (high["stim_t"] - isr["stim_t"][:39] == 70).all()
+    assert (high["latency"] == 3000).all() and (high["completion"] == 6000).all()
+    assert (high["stim_t"] - isr["stim_t"][:39] == 84).all()
     assert res.final["status"] == "complete"
     assert res.final["expected_records"] == 79
     assert res.link["lost_packets"] == 0 and res.link["overflows"] == 0
@@ -57,7 +57,7 @@ def test_a_pulse_whose_interval_never_ends_is_counted_not_lost(rig, tmp_path, mo
     assert res.summary["isr"]["pulses"] == 40 and res.summary["stim0+..isr-"]["pulses"] == 39
     if mode == "records":
         span = load(res.path).channel("stim0+..isr-")
-        assert (span["latency"] == 2570).all() and list(span["pulse"]) == list(range(39))
+        assert (span["latency"] == 3084).all() and list(span["pulse"]) == list(range(39))
     # ended on its rise instead: every pulse has its record
     s.channels = ("isr", "stim0+..isr+")
     res = measure(rig, s, tmp_path / "e.rtrig", mode=mode, progress=False)
@@ -72,20 +72,20 @@ def test_bursts_of_pulses_then_a_gap(rig, tmp_path):
     res = run_capture(rig, s, tmp_path / "b.rtrig", progress=False)
     cap = load(res.path)
     isr, low = cap.channel("isr"), cap.channel("stim0-..stim0+")
-    assert list(np.diff(isr["stim_t"].astype(np.int64))) == [5000, 5000, 13000] * 2 + [5000] * 2
-    assert (isr["latency"] == 30).all()
-    # STIM0 low times: period or gap minus the 2500-tick high time. The last fall has
+    assert list(np.diff(isr["stim_t"].astype(np.int64))) == [6000, 6000, 15600] * 2 + [6000] * 2
+    assert (isr["latency"] == 36).all()
+    # STIM0 low times: period or gap minus the 3000-tick high time. The last fall has
     # no rise after it within the window (the longest period, the gap): missed.
-    assert list(low["latency"]) == [2500, 2500, 10500] * 2 + [2500, 2500, 0]
+    assert list(low["latency"]) == [3000, 3000, 12600] * 2 + [3000, 3000, 0]
     assert list(low["flags"] != 0) == [False] * 8 + [True]
-    assert cap.meta["stimulus"]["burst"] == 3 and cap.meta["stimulus"]["gap_ticks"] == 13000
+    assert cap.meta["stimulus"]["burst"] == 3 and cap.meta["stimulus"]["gap_ticks"] == 15600
 
 
 def test_a_later_capture_gets_the_default_channels_and_no_bursts(rig, tmp_path):
     s = CaptureSettings(freq=20_000, count=5, target="loopback", channels=("isr",))
     res = run_capture(rig, s, tmp_path / "d.rtrig", progress=False)
     isr = load(res.path).channel("isr")
-    assert list(np.diff(isr["stim_t"].astype(np.int64))) == [5000] * 4
+    assert list(np.diff(isr["stim_t"].astype(np.int64))) == [6000] * 4
     assert rig.link.read1(Reg.LAT_EDGES) == LAT_EDGES_RESET
     assert rig.link.read1(Reg.STIM_BURST) == 0
 

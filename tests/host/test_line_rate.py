@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The line-rate twin: the rig's link at a real board's 3 Mbaud (``--sim-link line``).
 
-The default twin's link is fast (25 Mbaud) so that simulations are not held up by
-shifting bits; what depends on the real link's bandwidth — saturation, the accounting
+The default twin's link is fast (7.5 Mbaud: four of the ECP5 rig's 30 MHz cycles per
+bit) so that simulations are not held up by shifting bits; what depends on the real link's bandwidth — saturation, the accounting
 of records the link could not carry, ``--mode auto`` — is checked here at 3 Mbaud.
 """
 
@@ -15,10 +15,11 @@ import pytest
 
 from rtrig import load
 from rtrig.host import CaptureSettings, open_rig, run_capture
-from rtrig.host.sim import FAST_DIVISOR, SIM_BAUD, SIM_CLK_HZ
+from rtrig.host.sim import FAST_DIVISOR, sim_board
 
-#: What a 100 MHz rig with the 3 Mbaud divisor (33) really runs at.
-LINE_BAUD = SIM_CLK_HZ // (SIM_CLK_HZ // SIM_BAUD)
+BOARD = sim_board()
+#: What the board's rig with the 3 Mbaud divisor (10 at 30 MHz) really runs at.
+LINE_BAUD = BOARD.clk_freq // (BOARD.clk_freq // BOARD.baud)
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +29,9 @@ def line_rig():
 
 
 def test_each_twin_reports_the_link_it_has(line_rig):
-    assert line_rig.info["baud"] == LINE_BAUD == 3_030_303
+    assert line_rig.info["baud"] == LINE_BAUD == 3_000_000
     with open_rig(sim=True, log=lambda m: None) as fast:
-        assert fast.info["baud"] == SIM_CLK_HZ // FAST_DIVISOR == 25_000_000
+        assert fast.info["baud"] == BOARD.clk_freq // FAST_DIVISOR == 7_500_000
 
 
 def test_saturated_link_counts_every_record_it_could_not_carry(line_rig, tmp_path):
@@ -43,16 +44,17 @@ def test_saturated_link_counts_every_record_it_could_not_carry(line_rig, tmp_pat
     assert res.link["lat_overflow"] > 1000
     assert len(rec) + res.link["lat_overflow"] == n
     assert res.final["status"] == "incomplete"
-    assert (rec["latency"] == 50).all()                    # what arrived is exact
+    assert (rec["latency"] == 60).all()                    # what arrived is exact
     assert res.link["crc_errors"] == 0 and res.link["lost_packets"] == 0
     # the link ran at its line rate (~12 k records per second of rig time, 30 ms of
     # pulses) and the FIFO (512 records) drained after the last pulse
     assert len(rec) < 512 + 16 + 0.03 * 15_000
 
 
-def test_same_capture_fits_the_fast_twin(tmp_path):
+def test_a_capture_beyond_the_line_rate_fits_the_fast_twin(tmp_path):
+    # 20 kHz × 24 bytes is 1.6× what 3 Mbaud carries, 65 % of the fast twin's 7.5 Mbaud
     n = 3000
-    s = CaptureSettings(freq=100_000, count=n, target="loopback", delay=0.5e-6)
+    s = CaptureSettings(freq=20_000, count=n, target="loopback", delay=0.5e-6)
     with open_rig(sim=True, log=lambda m: None) as fast:
         res = run_capture(fast, s, tmp_path / "fast.rtrig", progress=False)
     assert res.link["lat_overflow"] == 0 and res.final["status"] == "complete"
@@ -61,12 +63,12 @@ def test_same_capture_fits_the_fast_twin(tmp_path):
 
 @pytest.mark.parametrize("link,mode", [("line", "statistics"), ("fast", "records")])
 def test_auto_mode_decides_from_the_link_the_rig_reports(link, mode, tmp_path):
-    # 50 kHz of ISR records is 4.7× what 3 Mbaud carries (with margin), 57 % of the
-    # fast twin's link; 1000 pulses are too many for the rig's FIFO to absorb.
+    # 20 kHz of ISR records is 1.9× what 3 Mbaud carries (with margin), 76 % of the
+    # fast twin's link; 2000 pulses are too many for the rig's FIFO to absorb.
     out = tmp_path / "auto.rtrig"
     r = subprocess.run(
         [sys.executable, "-m", "rtrig", "--sim", "--sim-link", link, "capture",
-         "--target", "loopback", "--delay", "1us", "--freq", "50k", "--count", "1000",
+         "--target", "loopback", "--delay", "1us", "--freq", "20k", "--count", "2000",
          "--json", "-o", str(out)],
         capture_output=True, text=True, env=dict(os.environ, RTRIG_PORT=""))
     assert r.returncode == 0, r.stderr
@@ -74,5 +76,5 @@ def test_auto_mode_decides_from_the_link_the_rig_reports(link, mode, tmp_path):
     d = json.loads(r.stdout)
     assert d["mode"] == mode
     isr = d["channels"]["isr"]
-    assert (isr["answered"], isr["missed"]) == (1000, 0)
+    assert (isr["answered"], isr["missed"]) == (2000, 0)
     assert isr["min_ns"] == isr["max_ns"] == 1000

@@ -126,7 +126,10 @@ def no_rig(monkeypatch):
         seen.append((settings, {k: v for k, v in kw.items() if k in RUN_ONLY}))
         raise _Stop
 
-    rig = SimpleNamespace(tick_hz=100e6, stim_step=1)
+    # the default twin's ticks, which the CLI's --sim takes the model's times in
+    from rtrig.host.sim import sim_board
+    board = sim_board()
+    rig = SimpleNamespace(tick_hz=board.clk_freq * board.tick_step, stim_step=board.tick_step)
     monkeypatch.setattr(measure_mod, "measure", keep)
     monkeypatch.setattr(sweep_mod, "run_sweep", keep)
     monkeypatch.setattr(RigOptions, "rig", lambda self: contextlib.nullcontext(rig))

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The twin of the ECP5 boards' gateware (``--sim-board ulx3s``; the OrangeCrab's is the
-same rig): the compact rig at 30 MHz with four samples of each input per clock (ticks
-of a quarter clock, 8.33 ns), interval channels and bursts. Loopback latencies and the
-model target's truth are known exactly, so every figure is checked against them."""
+"""The default twin (``--sim``) is the ECP5 boards' gateware (the ULX3S's; the
+OrangeCrab's is the same rig): the compact rig at 30 MHz with four samples of each input
+per clock (ticks of a quarter clock, 8.33 ns), interval channels and bursts. Loopback
+latencies and the model target's truth are known exactly, so every figure is checked
+against them."""
 
 import pytest
 from twin_checks import external_wire_reads_zero, loopback_is_exact, model_capture_matches_truth
@@ -11,6 +12,7 @@ from rtrig import load
 from rtrig.boards import get_board
 from rtrig.errors import UsageError
 from rtrig.host import CaptureSettings, open_rig, run_capture
+from rtrig.host.sim import SIM_BOARD, build
 from rtrig.protocol import Caps, Reg
 
 BOARD = get_board("ulx3s")
@@ -20,8 +22,14 @@ TICK_HZ = STEP * BOARD.clk_freq
 
 @pytest.fixture(scope="module")
 def rig():
-    with open_rig(sim=True, board="ulx3s") as session:
+    with open_rig(sim=True) as session:
         yield session
+
+
+def test_the_default_twin_is_the_ulx3s_build():
+    # one build: --sim and --sim-board ulx3s are the same gateware
+    assert SIM_BOARD == BOARD.name
+    assert build(log=lambda m: None) == build(log=lambda m: None, board="ulx3s")
 
 
 def test_the_ecp5_boards_share_one_rig():
@@ -33,9 +41,10 @@ def test_the_ecp5_boards_share_one_rig():
 def test_identity_reports_quarter_clock_ticks_and_the_stimulus_step(rig):
     info = rig.info
     assert info["tick_hz"] == TICK_HZ and info["stim_step"] == STEP
-    # 5 clock cycles: the IDDRX1F and QuadSampler (three ``sync`` registers deep) and
-    # two synchroniser stages
-    assert info["in_delay"] == 5 * STEP
+    # 4 clock cycles: the IDDRX1F and QuadSampler (pin_latency 2) and two synchroniser
+    # stages
+    assert BOARD.rig_options["pin_latency"] == 2
+    assert info["in_delay"] == 4 * STEP
     assert info["board"] == 1
     caps = rig.link.read1(Reg.CAPS)
     assert caps & Caps.INTERVALS and caps & Caps.BURST
@@ -114,7 +123,7 @@ def test_four_latency_channels_in_statistics_mode(rig, tmp_path):
 def test_info_counts_the_latency_channels():
     import subprocess
     import sys
-    r = subprocess.run([sys.executable, "-m", "rtrig", "--sim-board", "ulx3s", "info"],
+    r = subprocess.run([sys.executable, "-m", "rtrig", "--sim", "info"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "4 latency channels (isr, app and 2 interval channels)" in r.stdout
@@ -167,7 +176,7 @@ def _cli(args, capsys):
 
 def test_model_durations_are_the_same_time_on_this_twin(capsys, tmp_path):
     # The model runs in this rig's 8.33 ns ticks: 1 µs is 120 of them, not 100.
-    code, out = _cli(["--sim-board", "ulx3s", "capture", "--target", "model", "--model",
+    code, out = _cli(["--sim", "capture", "--target", "model", "--model",
                       "isr_entry=1us,isr_service=1us,app=0", "--freq", "10k", "--count",
                       "20", "--json", "-q", "-o", str(tmp_path / "m.rtrig")], capsys)
     assert code == 0, out.err
@@ -180,7 +189,7 @@ def test_model_durations_are_the_same_time_on_this_twin(capsys, tmp_path):
     ("isr_entry=1008.3333ns", "model steps of 33.33 ns (4 ticks)"),
 ])
 def test_model_durations_off_its_ticks_or_steps_are_refused(capsys, tmp_path, model, words):
-    code, out = _cli(["--sim-board", "ulx3s", "capture", "--target", "model", "--model",
+    code, out = _cli(["--sim", "capture", "--target", "model", "--model",
                       model, "--count", "5", "-o", str(tmp_path / "x.rtrig")], capsys)
     assert code == 2 and words in out.err and "Traceback" not in out.err
     assert not (tmp_path / "x.rtrig").exists()

@@ -16,6 +16,7 @@ import pytest
 
 from rtrig import load
 from rtrig.host import CaptureSettings, open_rig, run_capture
+from rtrig.host.procedures.stats import run_stats_capture
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGE = ROOT / "firmware" / "build" / "rtrig-soc" / "rt_trace2.bin"
@@ -33,6 +34,13 @@ def _breakdown():
     return mod
 
 
+# The breakdown names each stretch from the order of the markers' and ISR_OUT's edges
+# within a SoC cycle or two; the SoC twin (the ULX3S ``soc`` target's gateware) dates
+# the SoC's outputs once per 33.33 ns rig clock, so edges a SoC cycle apart can share a
+# time stamp and a stretch lose its name. Strict: it fails once the rig times the
+# SoC's outputs to its 20 ns cycle, and must then be passed again.
+@pytest.mark.xfail(strict=True, reason="the SoC's outputs are dated per 33.33 ns rig "
+                                       "clock, coarser than the SoC's 20 ns cycle")
 @pytest.mark.parametrize("loaded", [False, True], ids=["unloaded", "loaded"])
 def test_no_masked_stretch_spans_a_whole_trap(tmp_path, loaded):
     # Loaded, LOAD yields to APP after every pulse: that yield held the mask through
@@ -97,7 +105,8 @@ def test_an_overload_leaves_the_target_answering(tmp_path):
     with open_rig(sim=True, soc=True, firmware=str(RT_TEST)) as rig:
         first = run_capture(rig, over, tmp_path / "over.rtrig", progress=False)
         assert 0 < first.summary["isr"]["answered"] < 3000, "not an overload"
-        near = run_capture(rig, mid, tmp_path / "mid.rtrig", progress=False)
+        # two records a pulse at 50 kHz are more than the link carries: counted on chip
+        near = run_stats_capture(rig, mid, tmp_path / "mid.rtrig", progress=False)
         assert near.summary["isr"]["answered"] == 5000, near.summary["isr"]
         res = run_capture(rig, sane, tmp_path / "sane.rtrig", progress=False)
         console = rig.sim.console.read_text(errors="replace")

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The reference SoC in the Verilator twin: rt_test boots on VexRiscv, answers the
 rig's stimulus, and its own (ILTiming-style) interrupt timing agrees with the rig's
-pulse by pulse (docs/soc.md). On both SoC twins: the default one (100 MHz rig) and the
-ULX3S ``soc`` target's gateware (``--sim-board ulx3s --target soc``: a 30 MHz rig,
-four samples per clock, beside the 50 MHz SoC)."""
+pulse by pulse (docs/soc.md). The SoC twin is the ULX3S ``soc`` target's gateware
+(``--sim --target soc``: a 30 MHz rig, four samples per clock, beside the 50 MHz
+SoC)."""
 
 import shutil
 import time
@@ -31,10 +31,10 @@ SOC_NS = 1e9 / SOC_CLK_HZ
 FIXED_CYCLES = 6
 
 
-@pytest.fixture(scope="module", params=[None, "ulx3s"], ids=["default", "ulx3s"])
-def soc(request):
-    board = {"board": request.param} if request.param else {}
-    with open_rig(sim=True, soc=True, **board) as session:
+@pytest.fixture(scope="module")
+def soc():
+    with open_rig(sim=True, soc=True) as session:
+        assert session.info["board"] == 1 and session.stim_step == 4    # the ULX3S's
         yield session
 
 
@@ -81,7 +81,7 @@ def test_isr_latency_matches_the_self_timed_figure(soc, tmp_path):
     # The rig samples the SoC's outputs once per clock and dates an edge to the start
     # of the cycle that first saw it (up to a rig cycle early); STIM0 reaches the SoC
     # at its next clock edge (up to a SoC cycle): the rig's figure lies that much below
-    # the self-timed one at most (default twin: 0 to 10 ns; ULX3S: 6.7 to 40 ns).
+    # the self-timed one at most (6.7 to 40 ns).
     rig_ns = 1e9 / (soc.tick_hz / soc.stim_step)
     assert (diff <= 1e-6).all() and (diff >= -(rig_ns + SOC_NS) - 1e-6).all(), \
         np.unique(np.round(diff, 1), return_counts=True)

@@ -11,11 +11,15 @@ import pytest
 from rtrig import load
 from rtrig.host import CaptureSettings, open_rig, run_capture
 from rtrig.host.analysis import bound_keys, channel_stats, stats_summary
-from rtrig.host.model.presets import PRESETS
+from rtrig.host.model.common import ModelParams
+from rtrig.host.model.presets import PRESETS_NS
 from rtrig.host.procedures.stats import choose_mode, read_stats, run_stats_capture
+from rtrig.host.sim import sim_board
 from rtrig.protocol import ChanFlags, Reg
 
-TICK_HZ = 100_000_000
+BOARD = sim_board()
+TICK_HZ = BOARD.clk_freq * BOARD.tick_step        # the default twin's: 8.33 ns ticks
+TICK_NS = 1e9 / TICK_HZ
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +40,9 @@ def test_same_run_statistics_equal_records(rig, tmp_path):
     (ISR jitter, APP wake-ups, load and kernel tick): every figure agrees exactly."""
     shift, offset = 2, 100
     link = rig.link
-    link.configure(STAT_BIN_SHIFT=shift, STAT_BIN_OFFSET=offset, HB_WINDOW=50_000)
+    link.configure(STAT_BIN_SHIFT=shift, STAT_BIN_OFFSET=offset, HB_WINDOW=60_000)
     link.write(Reg.STAT_CTRL, 1)           # run_capture's CLEAR zeroes the figures
-    model = dataclasses.asdict(PRESETS["fast"])
+    model = dataclasses.asdict(ModelParams.from_ns(ns_per_tick=TICK_NS, **PRESETS_NS["fast"]))
     s = CaptureSettings(freq=5_000, count=150, target="model", model=model,
                         channels=("isr", "app"), load=True)
     try:
@@ -84,7 +88,7 @@ def test_same_run_statistics_equal_records(rig, tmp_path):
                   "completion_mean_ns", "completion_jitter_ns"):
             assert mine[k] == ref[k], k
         assert math.isclose(mine["std_ns"], ref["std_ns"], abs_tol=0.11)
-        width_ns = (1 << shift) * 10
+        width_ns = (1 << shift) * TICK_NS
         for p in ("p50", "p99", "p999", "p9999"):
             assert mine[f"{p}_ns"] <= ref[f"{p}_ns"] < mine[f"{p}_ns"] + width_ns, p
             # the histogram's bounds bracket the records', widened by under a bin
@@ -100,7 +104,7 @@ def test_same_run_statistics_equal_records(rig, tmp_path):
 def test_statistics_capture_equals_records_capture(rig, tmp_path, jitter):
     """Two captures of the loopback target, one per mode: identical summaries (bin
     width 1 tick, so percentiles are exact too)."""
-    s = CaptureSettings(freq=20_000, count=120, target="loopback", delay=1.23e-6,
+    s = CaptureSettings(freq=20_000, count=120, target="loopback", delay=1.2e-6,
                         jitter=jitter)
     rec = run_capture(rig, s, tmp_path / "r.rtrig", progress=False)
     st = run_stats_capture(rig, s, tmp_path / "s.rtrig", bin_shift=0, progress=False)
@@ -116,7 +120,7 @@ def test_statistics_capture_equals_records_capture(rig, tmp_path, jitter):
     assert st.final["status"] == "complete" and st.final["pulses_issued"] == 120
     cap = load(st.path)
     assert cap.meta["mode"] == "statistics" and cap.stats["bin_width_ticks"] == 1
-    assert cap.stats["channels"]["isr"]["histogram"][123] == 120
+    assert cap.stats["channels"]["isr"]["histogram"][144] == 120          # 1.2 µs
     assert len(cap.latency) == 0
 
 
@@ -124,18 +128,18 @@ def test_statistics_exact_at_1mhz(rig, tmp_path):
     """1 MHz for 20 ms: far beyond the link (records mode would overflow), every pulse
     counted, min = max = the loopback delay, completion = delay + high time."""
     n = 20_000
-    s = CaptureSettings(freq=1e6, count=n, target="loopback", delay=0.37e-6)
+    s = CaptureSettings(freq=1e6, count=n, target="loopback", delay=0.4e-6)   # 48 ticks
     assert choose_mode(s.freq, s.channels, rig.info["baud"], count=n) == "statistics"
     res = run_stats_capture(rig, s, tmp_path / "fast.rtrig", progress=False)
     st = res.stats["channels"]["isr"]
     assert res.final["status"] == "complete" and res.final["pulses_issued"] == n
     assert (st["answered"], st["missed"], st["drops"]) == (n, 0, 0)
-    assert st["lat_min"] == st["lat_max"] == 37
-    assert st["lat_sum"] == 37 * n and st["lat_sumsq"] == 37 * 37 * n
-    assert st["comp_min"] == st["comp_max"] == 37 + 50
-    assert res.stats["bin_width_ticks"] == 1 and st["histogram"][37] == n
-    assert res.summary["isr"]["min_ns"] == res.summary["isr"]["max_ns"] == 370
-    assert res.summary["isr"]["p9999_ns"] == 370
+    assert st["lat_min"] == st["lat_max"] == 48
+    assert st["lat_sum"] == 48 * n and st["lat_sumsq"] == 48 * 48 * n
+    assert st["comp_min"] == st["comp_max"] == 48 + 60          # + half the 120-tick period
+    assert res.stats["bin_width_ticks"] == 1 and st["histogram"][48] == n
+    assert res.summary["isr"]["min_ns"] == res.summary["isr"]["max_ns"] == 400
+    assert res.summary["isr"]["p9999_ns"] == 400
 
 
 def test_choose_mode():

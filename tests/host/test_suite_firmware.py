@@ -38,6 +38,19 @@ pytestmark = [
 
 ITERATIONS = 6
 
+def _soc_tolerance_cycles():
+    """How far, in SoC cycles, the SoC twin's rig figure may be from the self-timed
+    count: a SoC cycle, and the ticks after the first of the rig clock that saw the
+    edge (the ULX3S rig's 2.4 ticks per SoC cycle and 4 per clock: 2.25 cycles)."""
+    from rtrig.gateware.soc import SOC_CLK_HZ
+    from rtrig.host.sim import sim_board
+    board = sim_board()
+    cycle_ticks = board.clk_freq * board.tick_step / SOC_CLK_HZ
+    return (cycle_ticks + board.tick_step - 1) / cycle_ticks
+
+
+SOC_TOLERANCE_CYCLES = _soc_tolerance_cycles()
+
 
 @pytest.fixture(scope="module")
 def suite_rig(tmp_path_factory):
@@ -57,10 +70,10 @@ def test_suite_iterations_agree_with_the_targets_own_counts(suite_rig, tmp_path)
     assert list(res.tests) == [row for name in TESTS for row in rows_of(name)]
     for name, t in res.tests.items():
         assert t["count"] == ITERATIONS and t["missed"] == 0, name
-        # rig ticks = 2 × mcycle count, iteration by iteration (plus the documented
+        # rig ticks = 2.4 × mcycle count, iteration by iteration (plus the documented
         # fixed delay from a pulse's pin to its stamp, for the interrupt tests)
         assert t["self_timed"]["agree"] and t["self_timed"]["iterations"] == ITERATIONS, name
-        assert t["self_timed"]["max_diff_cycles"] <= 1, name
+        assert t["self_timed"]["max_diff_cycles"] <= SOC_TOLERANCE_CYCLES, name
     cycles = res.final["suite"]["self_timed_cycles"]
     # Inheritance bounds H's wait by L's critical section (1000 cycles) plus the
     # kernel's block and hand-off; without it M's 4000-cycle spin and its switches add.

@@ -16,6 +16,7 @@ from rtrig.host.model.figures import mf_app, mf_isr, sf
 from rtrig.host.model.reference import ModelParams, simulate_periodic
 from rtrig.host.procedures import sweep as sweep_mod
 from rtrig.host.procedures.sweep import SweepSettings, default_pulses, run_sweep, search_threshold
+from rtrig.host.sim import sim_board
 
 TICK_HZ = 100_000_000
 
@@ -168,26 +169,44 @@ def test_interrupt_keeps_recorded_steps(tmp_path, monkeypatch):
 
 PULSES = 100
 
-#: name → (ModelParams, load, from Hz, to Hz, channels searched); MF and SF sit at a
-#: few hundred kHz so each step is short in rig time, and the ranges are narrow
-#: enough for few bracket steps.
+#: The twin's board (the ULX3S gateware): its model target runs in clock cycles of
+#: ``STEP`` ticks, so the parameters below are in cycles, the reference runs in
+#: cycles, and the rig is given them in ticks (:func:`in_ticks`).
+BOARD = sim_board()
+CLK_HZ, STEP = BOARD.clk_freq, BOARD.tick_step
+
+#: name → (ModelParams in clock cycles, load, from Hz, to Hz, channels searched); MF
+#: and SF sit near 100 kHz (a few hundred cycles) so each step is short in rig time,
+#: and the ranges are narrow enough for few bracket steps.
 CASES = {
     "isr": (ModelParams(isr_entry=100, isr_service=200, app=False), False,
-            250e3, 450e3, ("isr",)),
+            75e3, 135e3, ("isr",)),
     "isr_app": (ModelParams(isr_entry=80, isr_service=120, app_wake=100, app_service=200),
-                False, 170e3, 600e3, ("isr", "app")),
+                False, 51e3, 180e3, ("isr", "app")),
     "isr_jitter": (ModelParams(isr_entry=100, isr_jitter=60, isr_service=150, app=False,
-                               seed=0x1234_5678), False, 280e3, 450e3, ("isr",)),
+                               seed=0x1234_5678), False, 84e3, 135e3, ("isr",)),
     "loaded": (ModelParams(isr_entry=100, isr_service=200, load_quantum=500,
-                           heartbeat_work=50, app=False), True, 250e3, 450e3, ()),
+                           heartbeat_work=50, app=False), True, 75e3, 135e3, ()),
     "tick_loaded_app": (ModelParams(isr_entry=100, isr_jitter=20, isr_service=100,
                                     app_wake=100, app_service=200, load_quantum=400,
                                     heartbeat_work=50, tick_period=5_000, tick_service=60,
-                                    seed=0x9E37_79B9), True, 90e3, 550e3, ("app",)),
+                                    seed=0x9E37_79B9), True, 27e3, 165e3, ("app",)),
     # interval channels from the stimulus to a response: the same misses as isr and app
     "intervals": (ModelParams(isr_entry=80, isr_service=120, app_wake=100, app_service=200),
-                  False, 170e3, 600e3, ("stim0+..isr+", "stim0+..app+")),
+                  False, 51e3, 180e3, ("stim0+..isr+", "stim0+..app+")),
 }
+
+
+def in_ticks(p):
+    """The model's settings for the rig: ``p``'s durations (clock cycles) in ticks."""
+    d = asdict(p)
+    return {k: v * STEP if k not in ("app", "seed") else v for k, v in d.items()}
+
+
+def cycles_hz(hz):
+    """A figure of :mod:`rtrig.host.model.figures` (which counts periods in 10 ns
+    ticks) for a model whose ticks are the twin's clock cycles."""
+    return hz * CLK_HZ / 1e8
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +242,7 @@ def reference_mf(p, channel, load):
             lo = mid
         else:
             hi = mid
-    return TICK_HZ / lo
+    return CLK_HZ / lo
 
 
 def test_window_reference_agrees_with_model_ref_without_jitter():
@@ -231,9 +250,10 @@ def test_window_reference_agrees_with_model_ref_without_jitter():
     # lost, so the two definitions agree to within a tick or two of the period
     for name in ("isr", "isr_app"):
         p = CASES[name][0]
-        assert abs(reference_mf(p, "isr", False) / mf_isr(p, pulses=PULSES) - 1) < 0.01
+        mf = cycles_hz(mf_isr(p, pulses=PULSES))
+        assert abs(reference_mf(p, "isr", False) / mf - 1) < 0.01
     p = CASES["isr_app"][0]
-    assert abs(reference_mf(p, "app", False) / mf_app(p, pulses=PULSES) - 1) < 0.01
+    assert abs(reference_mf(p, "app", False) / cycles_hz(mf_app(p, pulses=PULSES)) - 1) < 0.01
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -241,13 +261,13 @@ def test_sweep_matches_reference(rig, name, tmp_path):
     p, load, f1, f2, channels = CASES[name]
     ref = {"mf_isr_hz": reference_mf(p, "isr", load) if "isr" in channels else None,
            "mf_app_hz": reference_mf(p, "app", load) if "app" in channels else None,
-           "sf_hz": sf(p, 0.01, pulses=PULSES) if load else None}
+           "sf_hz": cycles_hz(sf(p, 0.01, pulses=PULSES)) if load else None}
     for ch in filter(is_interval, channels):
         # stim0+..isr+ misses as isr does, stim0+..app+ as app
         ref[mf_key(ch)] = reference_mf(p, ch.partition("..")[2][:-1], load)
     # tick=0: every MF step sends exactly PULSES, the count the reference is for (with
     # the model's tick a step would run until the tick met every phase, test_beat.py)
-    st = SweepSettings(f1, f2, target="model", model=asdict(p), load=load, pulses=PULSES,
+    st = SweepSettings(f1, f2, target="model", model=in_ticks(p), load=load, pulses=PULSES,
                        channels=channels, confirm=name == "isr_app", tick=0)
     res = run_sweep(rig, st, tmp_path / "sweep.rtrig", log=lambda m: None)
     for fig, want in ref.items():
@@ -273,7 +293,7 @@ def test_interval_mf_reaches_table_report_comparison_and_export(rig, tmp_path, c
     from rtrig.host.report.data import sweep_plot_data
     p, load, f1, f2, _ = CASES["intervals"]
     ch = "stim0+..app+"
-    st = SweepSettings(f1, f2, target="model", model=asdict(p), pulses=PULSES,
+    st = SweepSettings(f1, f2, target="model", model=in_ticks(p), pulses=PULSES,
                        channels=(ch,), confirm=False, tick=0)
     path = tmp_path / "sweep.rtrig"
     res = run_sweep(rig, st, path, log=lambda m: None)
@@ -297,14 +317,14 @@ def test_interval_mf_reaches_table_report_comparison_and_export(rig, tmp_path, c
 
 
 def test_sweep_reports_null_outside_range(rig, tmp_path):
-    p = CASES["isr"][0]              # MF-ISR ≈ 334 kHz
-    st = SweepSettings(100e3, 200e3, target="model", model=asdict(p), pulses=PULSES)
+    p = CASES["isr"][0]              # MF-ISR ≈ 100 kHz
+    st = SweepSettings(30e3, 60e3, target="model", model=in_ticks(p), pulses=PULSES)
     res = run_sweep(rig, st, tmp_path / "below.rtrig", log=lambda m: None)
     assert res.value("mf_isr_hz") is None
-    assert res.reasons["mf_isr_hz"] == "no ISR miss up to 200 kHz"
+    assert res.reasons["mf_isr_hz"] == "no ISR miss up to 60 kHz"
     assert res.value("mf_app_hz") is None and "app=0" in res.reasons["mf_app_hz"]
     assert res.value("sf_hz") is None and "--load" in res.reasons["sf_hz"]
-    st = SweepSettings(400e3, 500e3, target="model", model=asdict(p), pulses=PULSES)
+    st = SweepSettings(120e3, 150e3, target="model", model=in_ticks(p), pulses=PULSES)
     res = run_sweep(rig, st, tmp_path / "above.rtrig", log=lambda m: None)
     assert res.value("mf_isr_hz") is None and "at or below" in res.reasons["mf_isr_hz"]
     j = res.to_json()
@@ -325,7 +345,7 @@ def test_early_step_ends_keep_every_figure(rig, name, tmp_path):
     p, load, f1, f2, channels = CASES[name]
     figs, runs = {}, {}
     for early in (True, False):
-        st = SweepSettings(f1, f2, target="model", model=asdict(p), load=load,
+        st = SweepSettings(f1, f2, target="model", model=in_ticks(p), load=load,
                            pulses=EARLY_PULSES, channels=channels, confirm=False,
                            early_end=early)
         res = run_sweep(rig, st, tmp_path / f"s{early}.rtrig", log=lambda m: None)
@@ -351,7 +371,7 @@ def test_early_step_ends_keep_every_figure(rig, name, tmp_path):
 
 def test_sweep_keeps_the_link_counters_of_every_step(rig, tmp_path):
     p, load, f1, f2, channels = CASES["isr"]
-    st = SweepSettings(f1, f2, target="model", model=asdict(p), pulses=PULSES,
+    st = SweepSettings(f1, f2, target="model", model=in_ticks(p), pulses=PULSES,
                        channels=channels, confirm=False)
     res = run_sweep(rig, st, tmp_path / "c.rtrig", log=lambda m: None)
     cap = rtrig.load(tmp_path / "c.rtrig")

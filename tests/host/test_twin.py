@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""End to end through the Verilator twin: the real gateware, the real link, the
-host code that also drives a board. Loopback latencies are known exactly."""
+"""End to end through the Verilator twin of the default board's gateware (the ULX3S's:
+30 MHz, four samples per clock, 8.33 ns ticks, 33.33 ns stimulus steps): the real link,
+the host code that also drives a board. Loopback latencies are known exactly."""
 
 import numpy as np
 import pytest
@@ -8,7 +9,12 @@ from twin_checks import model_capture_matches_truth
 
 from rtrig import load
 from rtrig.host import CaptureSettings, open_rig, run_capture
+from rtrig.host.sim import sim_board
 from rtrig.protocol import STIM_INPUT, ChanFlags, Reg
+
+BOARD = sim_board()
+STEP = BOARD.tick_step              # ticks per clock, also the stimulus step
+TICK_HZ = STEP * BOARD.clk_freq
 
 
 @pytest.fixture(scope="module")
@@ -17,10 +23,16 @@ def rig():
         yield session
 
 
-@pytest.mark.parametrize("delay,freq,count", [(0, 20_000, 150), (7, 50_000, 150),
-                                              (123, 10_000, 200), (4_321, 10_000, 100)])
+def test_the_default_twin_is_the_ecp5_boards_gateware(rig):
+    assert BOARD.name == "ulx3s" and (STEP, TICK_HZ) == (4, 120_000_000)
+    assert rig.info["tick_hz"] == TICK_HZ and rig.info["board"] == BOARD.code
+    assert rig.latency_channels == 4
+
+
+@pytest.mark.parametrize("delay,freq,count", [(0, 20_000, 150), (8, 50_000, 150),
+                                              (124, 10_000, 200), (4_320, 10_000, 100)])
 def test_loopback_every_sample_equals_the_delay(rig, tmp_path, delay, freq, count):
-    s = CaptureSettings(freq=freq, count=count, target="loopback", delay=delay / 1e8)
+    s = CaptureSettings(freq=freq, count=count, target="loopback", delay=delay / TICK_HZ)
     res = run_capture(rig, s, tmp_path / "c.rtrig", progress=False)
     cap = load(res.path)
     isr = cap.channel("isr")
@@ -29,11 +41,12 @@ def test_loopback_every_sample_equals_the_delay(rig, tmp_path, delay, freq, coun
     assert (isr["flags"] == 0).all()
     assert (isr["latency"] == delay).all()
     # completion = delay + high time (duty 0.5)
-    assert (isr["completion"] == delay + round(1e8 / freq * 0.5)).all()
+    assert (isr["completion"] == delay + round(TICK_HZ / freq * 0.5)).all()
     # stimulus times are exactly one period apart
-    assert (np.diff(isr["stim_t"].astype(np.int64)) == round(1e8 / freq)).all()
+    assert (np.diff(isr["stim_t"].astype(np.int64)) == round(TICK_HZ / freq)).all()
     assert res.link == {**res.link, "crc_errors": 0, "lost_packets": 0, "overflows": 0}
-    assert res.summary["isr"]["min_ns"] == res.summary["isr"]["max_ns"] == delay * 10
+    ns = res.summary["isr"]
+    assert ns["min_ns"] == ns["max_ns"] == round(delay * 1e9 / TICK_HZ)      # whole ns
 
 
 def test_raw_events_match_the_stimulus(rig, tmp_path):
@@ -45,7 +58,7 @@ def test_raw_events_match_the_stimulus(rig, tmp_path):
     isr = ev[ev["input"] == 0]
     assert len(stim) == len(isr) == 100                      # 50 rising + 50 falling
     assert (stim["rising"][::2] == 1).all() and (stim["rising"][1::2] == 0).all()
-    assert (isr["t"].astype(np.int64) - stim["t"].astype(np.int64) == 30).all()
+    assert (isr["t"].astype(np.int64) - stim["t"].astype(np.int64) == 36).all()   # 300 ns
     rises = stim["t"][stim["rising"] == 1]
     assert (rises == np.sort(cap.channel("isr")["stim_t"])).all()
 
@@ -54,9 +67,11 @@ def test_jittered_stimulus_stays_exact(rig, tmp_path):
     s = CaptureSettings(freq=10_000, count=200, target="loopback", delay=2.5e-6, jitter=20e-6)
     res = run_capture(rig, s, tmp_path / "j.rtrig", progress=False)
     isr = load(res.path).channel("isr")
+    # a period of 100 µs (12000 ticks) and up to 20 µs (2400 ticks) more, in whole steps
     gaps = np.diff(isr["stim_t"].astype(np.int64))
-    assert gaps.min() >= 10_000 and gaps.max() <= 12_000 and len(set(gaps)) > 50
-    assert (isr["latency"] == 250).all() and len(isr) == 200
+    assert gaps.min() >= 12_000 and gaps.max() <= 14_400 and len(set(gaps)) > 50
+    assert (gaps % STEP == 0).all()
+    assert (isr["latency"] == 300).all() and len(isr) == 200
 
 
 def test_missed_pulses_are_counted(rig, tmp_path):
@@ -121,7 +136,7 @@ def test_interrupted_capture_keeps_what_was_recorded(rig, tmp_path):
     assert cap.final["link"]["lat_overflow"] == 0 and cap.final["link"]["crc_errors"] == 0
     assert {"lost_packets", "bad_payloads", "rx_errors"} <= set(cap.final["link"])
     isr = cap.channel("isr")
-    assert len(isr) >= 200 and (isr["latency"] == 100).all()
+    assert len(isr) >= 200 and (isr["latency"] == 120).all()             # 1 µs
     assert list(isr["pulse"][:200]) == list(range(200))
     # the rig is usable again afterwards
     assert rig.link.read1(Reg.STIM_STATUS) == 0 or rig.link.write(Reg.STIM_CTRL, 0) is None
@@ -147,5 +162,5 @@ def test_stim1_follows_stim0_at_its_offset(rig, tmp_path):
     cap = load(res.path)
     assert (cap.channel("isr")["latency"] == 0).all()
     app = cap.channel("app")
-    assert len(app) == 50 and (app["latency"] == 370).all()
-    assert (app["completion"] == 370 + 2500).all()
+    assert len(app) == 50 and (app["latency"] == 444).all()             # 3.7 µs
+    assert (app["completion"] == 444 + 3000).all()                      # + 25 µs
