@@ -81,6 +81,8 @@ def test_recording_windows_and_matching(tmp_path):
     assert at == 2 and list(entries["t"]) == [3, 9, 12, 13]
     # 4 ticks per rig cycle: found from the edges; an unknown stimulus time is -1
     assert list(rec.match([40, 100, 44])) == [0, 1, -1]
+    # a stimulus time that is also an edge's cycle (25) does not outvote the others
+    assert list(rec.match([40, 100, 25])) == [0, 1, -1]
 
 
 def _rtrig(*args):
