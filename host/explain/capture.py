@@ -53,7 +53,12 @@ def explain_capture(capture, elf, recording=None, worst=5, pulses=None, channels
     if not cap.meta.get("simulation") or cap.meta.get("target", {}).get("kind") != "soc":
         raise UsageError(f"{capture} is not a SoC-twin capture (--sim --target soc): "
                          "there is no recording of its CPU to explain it with")
-    rec = load_recording(recording or default_recording(capture))
+    recording = Path(recording or default_recording(capture))
+    if not recording.exists():
+        raise UsageError(f"no recording of {Path(capture).name} at {recording}",
+                         hint=f"capture again with RTRIG_SOC_RECORD={recording} "
+                              "(docs/explain.md), or give --recording")
+    rec = load_recording(recording)
     syms = Symbols(elf)
     tick_hz = float(cap.tick_hz)
     out = []
