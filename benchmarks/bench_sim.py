@@ -15,6 +15,7 @@ section of docs/performance.md.
 """
 
 import argparse
+import os
 import platform
 import re
 import subprocess
@@ -125,6 +126,7 @@ def main():
     links = {name: link_throughput(a.seconds, name) for name in ("line", "fast")}
     polls = {p: round_trip(p) for p in (16, 128, 1024)}
     host = f"{platform.machine()}, Python {platform.python_version()}"
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     rows = "".join(f"| {label} | {cell(v, TWINS[label])} |\n" for label, v in speeds.items())
     lrows = "".join(
         f"| {name} ({lt['baud'] / 1e6:g} Mbaud) | {lt['records_per_s']:.0f} /s | "
@@ -133,8 +135,9 @@ def main():
     text = (
         "## Simulation twin and link\n\n"
         f"Measured with `.venv/bin/python benchmarks/bench_sim.py --cycles {a.cycles} "
-        f"--seconds {a.seconds:g}` ({host}, {time.strftime('%Y-%m-%d')}, 2-core machine; "
-        "the figures vary with the machine's load). Simulator speed: the harness's "
+        f"--seconds {a.seconds:g}` ({host}, {time.strftime('%Y-%m-%d')}, 2-core machine, "
+        f"load average at the end {load}: the figures fall with the machine's load). "
+        "Simulator speed: the harness's "
         "`--bench` mode (free-running, no link traffic), rig clock cycles per wall "
         "second, and the rig time that makes per wall second.\n\n"
         "| twin build | speed, rig time per wall second |\n| --- | --- |\n" + rows + "\n"
@@ -151,8 +154,7 @@ def main():
         "Register round trip on the fast twin (300 reads of `SCRATCH`, wall time per "
         "read) with the harness serving its socket every N rig cycles: "
         + ", ".join(f"N = {p}: {v * 1e3:.2f} ms" for p, v in polls.items())
-        + " (the harness's default is 128; serving the socket more often than that buys "
-        "little, the round trip being the simulated link's own ~900 cycles of bytes).\n\n"
+        + " (the harness's default is 128).\n\n"
         "The fast twin's link (UART divisor 4, the smallest the rig's receiver takes) "
         "moves 2.5× the bytes of the line-rate twin (divisor 10) per simulated cycle; the "
         "rig reports the rate it has (register `BAUD`), so `--mode auto` decides from "
