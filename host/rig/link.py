@@ -93,7 +93,13 @@ class RigLink:
         self.loss.clear(from_pulse_0)
 
     def close(self):
+        # pyserial's socket:// transport closes its socket only when the shutdown before
+        # it succeeds, which it does not once the far end is gone (a twin that ended):
+        # its socket is closed here first, so none is left for the garbage collector.
+        sock = getattr(self.port, "_socket", None)
         try:
+            if sock is not None:
+                sock.close()
             self.port.close()
         except Exception:
             pass
