@@ -46,11 +46,13 @@ def main():
         env = dict(os.environ, RTRIG_CACHE=cache)
         cold, figs_cold = timed_demo(env)
         warm, figs_warm = timed_demo(env)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     ok = warm <= BUDGET_WARM_S and cold <= BUDGET_COLD_S
     text = (
         "## Demo\n\n"
         f"Measured with `.venv/bin/python benchmarks/bench_demo.py` "
-        f"({time.strftime('%Y-%m-%d')}, 2-core machine): a whole `make demo` (selftest, "
+        f"({time.strftime('%Y-%m-%d')}, 2-core machine, load average at the end {load}): "
+        "a whole `make demo` (selftest, "
         "an unloaded and a loaded 500-pulse capture of the model's `fast` preset at "
         "8 kHz, the loaded sweep 20–250 kHz with 100 pulses per step and at most 4000, "
         "the report).\n\n"
@@ -58,10 +60,7 @@ def main():
         f"| cold (twin not built; venv present) | **{cold:.0f} s** | ≤ {BUDGET_COLD_S} s "
         f"| {figs_cold} |\n"
         f"| warm | **{warm:.0f} s** | ≤ {BUDGET_WARM_S} s | {figs_warm} |\n\n"
-        "With the sweep's default `--max-pulses` (20000) the warm demo took 42 s "
-        "(2026-11-28) and 57 s (2026-11-25): the longest MF step ran 20000 pulses. "
-        "Before the fast twin link and the lean sweep steps: warm 245 s, cold 277 s "
-        "(the captures then ran at 5 kHz).\n")
+        "The twin is the ULX3S gateware (`--sim`).\n")
     print(text)
     if a.write:
         write_section(text)
