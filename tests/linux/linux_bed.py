@@ -412,11 +412,12 @@ class VM:
         while time.monotonic() < end:
             if self.proc.poll() is not None:
                 raise BedError(f"qemu exited: {self.proc.stdout.read().decode()[-400:]}")
+            s = socket.socket(socket.AF_UNIX)
             try:
-                s = socket.socket(socket.AF_UNIX)
                 s.connect(str(self.sock_path))
                 return s
             except OSError:
+                s.close()
                 time.sleep(0.05)
         raise BedError("qemu opened no agent socket")
 
@@ -520,6 +521,7 @@ class VM:
             self.proc.wait()
         finally:
             self.sock.close()
+            self.proc.stdout.close()
             shutil.rmtree(self.sock_path.parent, ignore_errors=True)
 
 
