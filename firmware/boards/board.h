@@ -18,6 +18,8 @@ uint32_t board_cpu_hz(void);
 void board_putc(char c);
 void board_puts(const char *s);
 void board_put_u32(uint32_t v);
+/* "\nPANIC code <code> detail <detail>\n", in decimal (board_console.c). */
+void board_put_panic(uint32_t code, uint32_t detail);
 
 /* End the program: sim-exit register / semihosting exit code / LED pattern. */
 void board_exit(int code) K_NORETURN;

@@ -159,11 +159,7 @@ void board_exit(int code)
 void board_halt(uint32_t code, uint32_t detail)
 {
     (void)arch_irq_lock();
-    board_puts("\nPANIC code ");
-    board_put_u32(code);
-    board_puts(" detail ");
-    board_put_u32(detail);
-    board_puts("\n");
+    board_put_panic(code, detail);
     blink_forever(code);
 }
 
