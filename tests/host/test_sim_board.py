@@ -33,8 +33,10 @@ def test_identity_reports_ddr_ticks_and_the_stimulus_step(rig):
     info = rig.info
     assert STEP == 4
     assert info["tick_hz"] == TICK_HZ and info["stim_step"] == STEP
-    # 5 clock cycles: three of the DDR registers and the sampler, two synchroniser FFs
-    assert info["in_delay"] == 5 * STEP
+    # 4 clock cycles: the DDR input cells and the sampler (pin_latency 2), two
+    # synchroniser FFs
+    assert BOARD.rig_options["pin_latency"] == 2
+    assert info["in_delay"] == 4 * STEP
     assert info["board"] == 3
 
 
