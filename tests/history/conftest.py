@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import tempfile
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -44,7 +45,7 @@ def pg_server():
     assert r.returncode == 0, r.stderr
     r = _as_postgres(f"{bindir}/pg_ctl", "-D", data, "-l", os.path.join(root, "log"), "-w",
                      "-o", f"-k {root} -p {port} -c listen_addresses='' -c fsync=off", "start")
-    assert r.returncode == 0, r.stderr + open(os.path.join(root, "log")).read()
+    assert r.returncode == 0, r.stderr + Path(root, "log").read_text()
     yield root, port
     _as_postgres(f"{bindir}/pg_ctl", "-D", data, "-m", "immediate", "stop")
     shutil.rmtree(root, ignore_errors=True)
