@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 from amaranth import ClockDomain, Elaboratable, Module, Signal
@@ -30,7 +31,6 @@ from rtrig.boards.products import build_name
 from rtrig.boards.timing import TimingError, check_timing
 from rtrig.boards.toolchain import tools_missing
 from rtrig.errors import UsageError
-
 
 #: One variant per board: the others differ only in the device (their logic is
 #: elaborated for its digest in tests/boards/test_netlist.py).
@@ -272,13 +272,13 @@ def test_board_build_meets_timing(built, name):
                 f"{name}: {clk.net} at {clk.achieved_mhz:.2f} MHz on seed {result.seed}"
     for f in rates:
         assert any(c.constraint_mhz == pytest.approx(f, rel=1e-3) for c in result.clocks)
-    summary = json.loads(open(os.path.join(result.build_dir, "summary.json")).read())
+    summary = json.loads(Path(result.build_dir, "summary.json").read_text())
     assert summary["board"] == name
     if board.same_die_as:
         # Placed and routed as its stand-in; the bitstream carries its own IDCODE.
         assert result.pnr_from == board.same_die_as and summary["pnr_from"] == board.same_die_as
         assert result.device.startswith(board.platform.device)
-        assert _IDCODES[board.platform.device] in open(result.bitstream, "rb").read()
+        assert _IDCODES[board.platform.device] in Path(result.bitstream).read_bytes()
 
 
 #: ECP5 IDCODEs as ecppack writes them (prjtrellis devices.json).
@@ -338,10 +338,10 @@ def test_missed_timing_is_retried_with_the_next_seed(tmp_path, monkeypatch):
     result = build("counter", board=board, top=_CounterTop(board), build_root=tmp_path,
                    cache=False)
     assert (result.seed, result.seeds_missed) == (7, [1])
-    pnr = open(os.path.join(result.build_dir, "build_rtrig_counter_pnr.sh")).read()
+    pnr = Path(result.build_dir, "build_rtrig_counter_pnr.sh").read_text()
     assert "YOSYS" not in pnr.split("NEXTPNR")[1]       # only place, route and pack again
     assert os.path.getsize(result.bitstream) > 0 and result.clocks[0].ok
-    summary = json.loads(open(os.path.join(result.build_dir, "summary.json")).read())
+    summary = json.loads(Path(result.build_dir, "summary.json").read_text())
     assert summary["seed"] == 7 and summary["seeds_missed"] == [1]
 
 
@@ -399,7 +399,7 @@ def test_soc_build_meets_timing(built, name, target):
     for c in result.clocks:
         assert c.margin_pct >= 10.0, f"{key}: {c.net} at {c.achieved_mhz:.2f} MHz"
     assert result.resources["PLL"]["used"] == 1
-    summary = json.loads(open(os.path.join(result.build_dir, "summary.json")).read())
+    summary = json.loads(Path(result.build_dir, "summary.json").read_text())
     assert summary["target"] == target and summary["firmware"]["bytes"] > 0
     board = get_board(name)
     assert summary["clk_hz"] == (board.clk_freq if target == "soc" else 50_000_000)
