@@ -46,6 +46,7 @@ from .beat import CONFIRM_FACTOR, step_pulses, target_tick
 from .measure import run_capture
 from .search import Threshold, search_threshold
 from .settings import CaptureSettings
+from .twins import Cancelled, run_parallel
 
 __all__ = ["SweepSettings", "SweepResult", "Threshold", "search_threshold", "run_sweep",
            "default_pulses", "FIGURES"]
@@ -204,26 +205,45 @@ class SweepResult:
         return out
 
 
+@dataclass(frozen=True)
+class Step:
+    """A step a sweep's search asks for: ``kind`` ``mf`` (missed pulses on ``channel``
+    at ``freq``), ``unloaded`` (the heartbeat rate without stimulus) or ``sf`` (load
+    progress at ``freq``, against ``unloaded``: the rate and window that step found).
+    ``again``: an MF confirmation where the last step at ``freq`` missed (it looks for
+    a miss for longer, docs/sweep.md)."""
+    kind: str
+    freq: float
+    phase: str
+    figure: str
+    channel: str | None = None
+    again: bool = False
+    unloaded: tuple | None = None
+
+    @property
+    def outcomes(self):
+        """The outcomes a step may have, the clean one first (None: a value)."""
+        return None if self.kind == "unloaded" else (False, True)
+
+
 class _Sweeper:
-    def __init__(self, session, st, log, writer=None):
+    """The steps of a sweep measured on one rig (one of the parallel twins)."""
+
+    def __init__(self, session, st, log):
         self.s = session
         self.st = st
-        self.w = writer             # the sweep capture's writer (run_sweep sets it)
         self.log = log
         self.tick_hz = session.tick_hz
         # Ticks per stimulus step (STIM_STEP): a rig with several samples per clock
         # makes periods and jitters of whole steps only.
         self.stim_step = session.stim_step
-        self.steps = []
-        self.link_totals = {}
-        self.t_start = time.monotonic()
         self.tmp = tempfile.TemporaryDirectory(prefix="rtrig-sweep-")
-        self.unloaded_rate = None
-        self.hb_window = None
         self.stim_jitter_ticks = self._auto_jitter()
         self.target_tick = target_tick(st.tick, st.target, st.model, self.tick_hz)
-        self.missed_at = {}         # (channel, period) → the last step there missed
         self.on_chip = self._has_statistics()
+        #: Has the step been given up (a step measured ahead on a parallel twin that
+        #: no search needs any more, rtrig.host.procedures.twins)? Polled while it runs.
+        self.cancelled = lambda: False
 
     def _has_statistics(self):
         """Does this rig's gateware keep on-chip statistics?"""
@@ -231,6 +251,20 @@ class _Sweeper:
             return self.s.has_statistics()
         except LinkError:
             return False
+
+    def _check_cancelled(self):
+        if self.cancelled():
+            raise Cancelled()
+
+    def do(self, step):
+        """Measure ``step`` (a :class:`Step`): ``(outcome, record, what)``, the record
+        with this rig's link counters of the step."""
+        if step.kind == "mf":
+            return self.measure_missed(step.freq, step.channel, step.phase, step.figure,
+                                       step.again)
+        if step.kind == "unloaded":
+            return self.measure_unloaded()
+        return self.measure_progress(step.freq, step.phase, step.unloaded)
 
     # frequency ↔ period ----------------------------------------------------------
     def quantize(self, f):
@@ -266,8 +300,10 @@ class _Sweeper:
             j = int(period * v)
         return j - j % self.stim_step
 
-    # one records-mode capture on one channel ---------------------------------------
-    def measure_missed(self, f, channel, phase, figure):
+    # one MF step on one channel ---------------------------------------------------
+    def measure_missed(self, f, channel, phase, figure, again=False):
+        """One MF step: ``(missed, record, what)``. ``again``: a confirmation where the
+        last step at ``f`` missed, which looks for a miss for longer."""
         st = self.st
         T = self.period(f)
         J = self.jitter_ticks(T)
@@ -275,7 +311,7 @@ class _Sweeper:
         # (rtrig.host.procedures.beat; docs/sweep.md, "Pulses per step").
         max_n = st.step_cap if self.on_chip else max(st.n_pulses, _FIFO_RECORDS)
         n, cover = step_pulses(T, self.target_tick, st.n_pulses, st.phase_gap, max_n, J)
-        if self.target_tick and phase == "confirm" and self.missed_at.get((channel, T)):
+        if self.target_tick and phase == "confirm" and again:
             # A miss was seen here: look for one again, for up to CONFIRM_FACTOR caps.
             n = max(n, min(CONFIRM_FACTOR * max_n, register_max(Reg.STIM_COUNT)))
         settings = CaptureSettings(
@@ -289,7 +325,7 @@ class _Sweeper:
             # pulses' own time, not the link time of one record per pulse.
             got, missed, overflow, status, issued = self._count_misses(settings, channel)
         else:
-            path = Path(self.tmp.name) / f"step-{len(self.steps)}.rtrig"
+            path = Path(self.tmp.name) / f"step-{time.monotonic_ns()}.rtrig"
             res = run_capture(self.s, settings, path, progress=False)
             rec = load(path).latency
             path.unlink(missing_ok=True)
@@ -305,20 +341,17 @@ class _Sweeper:
                 "missed": missed, "channel": channel, "figure": figure, "phase": phase,
                 "overflow": overflow,
                 "mode": "statistics" if self.on_chip else "records",
-                "status": status, "pulses_saved": n - issued, "link": step_link,
-                "cover_ticks": cover,
+                "status": status, "pulses_saved": n - issued,
+                "link": self._link(step_link, overflow), "cover_ticks": cover,
                 "wall_s": round(time.monotonic() - t0, 3)}
         step[f"{channel}_missed"] = frac
         ended = f" (ended after {issued} of {n} pulses)" if issued < n else ""
-        self._record(step, f"{channel} {missed}/{got} missed{ended}")
-        self.missed_at[(channel, T)] = missed > 0 or got < issued
+        what = f"{channel} {missed}/{got} missed{ended}"
         if got < issued and missed == 0:
             # Lost records could have been misses: do not call the step clean.
-            self.log(f"warning: {issued - got} of {issued} records lost at "
-                     f"{format_hz(step['freq_hz'])} "
-                     "(FIFO overflow); counting the step as missing")
-            return True
-        return missed > 0
+            what += (f"; warning: {issued - got} of {issued} records lost (FIFO "
+                     "overflow), the step counted as missing")
+        return missed > 0 or got < issued, step, what
 
     def _count_misses(self, settings, channel):
         """One MF step in on-chip statistics mode, reading only the counts its verdict
@@ -336,6 +369,7 @@ class _Sweeper:
             rig.run()
             while True:
                 time.sleep(POLL_S)
+                self._check_cancelled()
                 if self.st.early_end and rig.read_stat_counts(number, ("missed",))["missed"]:
                     rig.halt()
                     status = "ended early"
@@ -353,6 +387,14 @@ class _Sweeper:
         if got + c["drops"] < issued and status == "complete":
             status = "incomplete"
         return got, c["missed"], c["drops"], status, issued
+
+    def _link(self, counts, overflow=0):
+        """A step's link counters: those of its capture (``counts``), or the host's,
+        which restart at every step's CLEAR, with the rig's ``overflow``."""
+        if counts is None:
+            counts = self.s.host_counters()
+            counts["overflows"] = overflow or 0
+        return {k: counts.get(k, 0) for k in (*_HOST_COUNTERS, "overflows")}
 
     # load progress ---------------------------------------------------------------
     def _heartbeat_rate(self, f, window, enough=None):
@@ -378,6 +420,7 @@ class _Sweeper:
             t1 = rig.time()
             while True:
                 time.sleep(POLL_S)
+                self._check_cancelled()
                 hb2 = rig.heartbeat_edges()
                 t2 = rig.time()
                 if t2 >= t1 + window or (enough is not None and hb2 - hb1 >= enough):
@@ -388,8 +431,9 @@ class _Sweeper:
         return (hb2 - hb1) / (t2 - t1), hb2 - hb1, t2 - t1
 
     def measure_unloaded(self):
-        """Heartbeat rate with LOAD on and no stimulus; sets the SF window so that it
-        holds at least ``min_heartbeats`` unloaded edges."""
+        """The heartbeat rate with LOAD on and no stimulus, and the SF window, long
+        enough for at least ``min_heartbeats`` unloaded edges: ``((rate, window),
+        record, what)``."""
         window = self.tick_hz // 1000          # 1 ms, extended below if needed
         for _ in range(4):
             rate, edges, span = self._heartbeat_rate(None, window)
@@ -397,74 +441,140 @@ class _Sweeper:
                 break
             window = int(min(self.tick_hz // 20,
                              1.2 * self.st.min_heartbeats / max(rate, 1e-12)))
-        self.unloaded_rate = rate
-        self.hb_window = max(window, span)
         step = {"freq_hz": 0.0, "pulses": 0, "isr_missed": None, "app_missed": None,
                 "load_progress": 1.0 if rate else None, "heartbeat_edges": edges,
                 "window_ticks": span, "figure": "sf", "phase": "unloaded",
-                "heartbeat_hz": rate * self.tick_hz}
-        self._record(step, f"unloaded heartbeat {rate * self.tick_hz:.4g} edges/s")
-        return rate
+                "heartbeat_hz": rate * self.tick_hz, "link": self._link(None)}
+        return ((rate, max(window, span)), step,
+                f"unloaded heartbeat {rate * self.tick_hz:.4g} edges/s")
 
-    def measure_progress(self, f, phase):
-        """One SF step: load progress (heartbeat rate against the unloaded one) over
-        the SF window. Once the window's edges could no longer fall below the
-        threshold (``sf_threshold`` × the unloaded edges of a whole window), the verdict
-        "not starved" is known and the step ends, given a tenth of ``min_heartbeats``
-        edges for the progress figure it records."""
+    def measure_progress(self, f, phase, unloaded):
+        """One SF step: load progress (heartbeat rate against the unloaded one, of
+        ``unloaded`` = (rate, window)) over the SF window: ``(starved, record, what)``.
+        Once the window's edges could no longer fall below the threshold
+        (``sf_threshold`` × the unloaded edges of a whole window), the verdict "not
+        starved" is known and the step ends, given a tenth of ``min_heartbeats`` edges
+        for the progress figure it records."""
+        unloaded_rate, hb_window = unloaded
         T = self.period(f)
-        window = max(self.hb_window, self.st.n_pulses * T)
+        window = max(hb_window, self.st.n_pulses * T)
         enough = None
         if self.st.early_end:
-            enough = max(math.ceil(self.st.sf_threshold * self.unloaded_rate * window),
+            enough = max(math.ceil(self.st.sf_threshold * unloaded_rate * window),
                          self.st.min_heartbeats // 10)
         t0 = time.monotonic()
         rate, edges, span = self._heartbeat_rate(f, window, enough)
-        progress = rate / self.unloaded_rate
+        progress = rate / unloaded_rate
         step = {"freq_hz": self.tick_hz / T, "period_ticks": T, "jitter_ticks": 0,
                 "pulses": int(span // T), "isr_missed": None, "app_missed": None,
                 "load_progress": progress, "heartbeat_edges": edges, "window_ticks": span,
                 "pulses_saved": max(0, int(window // T) - int(span // T)),
-                "figure": "sf", "phase": phase, "wall_s": round(time.monotonic() - t0, 3)}
+                "figure": "sf", "phase": phase, "link": self._link(None),
+                "wall_s": round(time.monotonic() - t0, 3)}
         ended = f" (ended after {span / window:.0%} of the window)" if span < window else ""
-        self._record(step, f"load progress {progress:.4f}{ended}")
-        return progress < self.st.sf_threshold
+        return progress < self.st.sf_threshold, step, f"load progress {progress:.4f}{ended}"
 
-    # bookkeeping -----------------------------------------------------------------
-    def _record(self, step, what):
-        # The host's link counters restart at every step's CLEAR: the step keeps its
-        # own, the sweep their totals (SweepResult.final["link"]).
-        counts = step.get("link")
-        if counts is None:                  # a step without latency records
-            counts = self.s.host_counters()
-            counts["overflows"] = step.get("overflow", 0) or 0
-        counts = {k: counts.get(k, 0) for k in (*_HOST_COUNTERS, "overflows")}
-        step["link"] = counts
-        for k, v in counts.items():
+
+class _Record:
+    """The steps of a sweep as its searches take them: written to the capture
+    (``writer``), logged, their link counters summed (``link_totals``)."""
+
+    def __init__(self, writer, log, twins=1):
+        self.w = writer
+        self.log = log
+        self.twins = twins
+        self.steps = []
+        self.link_totals = {}
+        self.t_start = time.monotonic()
+
+    def take(self, result):
+        """Record a measured step (``(outcome, record, what)``); returns its outcome."""
+        outcome, step, what = result
+        for k, v in step["link"].items():
             self.link_totals[k] = self.link_totals.get(k, 0) + v
         step["index"] = len(self.steps)
         self.steps.append(step)
         self.w.json(b"STEP", step)
         el = time.monotonic() - self.t_start
         fig = sweep_figure_name(f"{step['figure']}_hz")
+        where = f", {self.twins} twins in parallel" if self.twins > 1 else ""
         self.log(f"step {step['index'] + 1:3d}  {fig:7s} {step['phase']:8s} "
                  f"{format_hz(step['freq_hz']) if step['freq_hz'] else 'no stimulus':>12}: "
-                 f"{what}  [{el:.1f} s]")
+                 f"{what}  [{el:.1f} s{where}]")
+        return outcome
+
+    @property
+    def unloaded_rate(self):
+        """The unloaded heartbeat rate (edges per second), once measured."""
+        for s in self.steps:
+            if s.get("phase") == "unloaded":
+                return s["heartbeat_hz"]
+        return None
 
 
-def run_sweep(session, settings, path, log=None):
-    """Find MF-ISR, MF-APP and (with ``settings.load``) SF; returns a
-    :class:`SweepResult`. Every step is written to the sweep capture at ``path`` as
-    it is measured; on KeyboardInterrupt or a link failure the capture is closed with
-    status ``interrupted`` / ``link lost`` and the exception propagates."""
-    st = settings.validate()
-    log = log or (lambda msg: print(msg, file=sys.stderr))
-    if st.target == "model" and st.model is None:
-        from ..model.common import ModelParams
-        st.model = asdict(ModelParams())
-    app_on = st.target != "model" or bool((st.model or {}).get("app", True))
-    sw = _Sweeper(session, st, log)
-    meta = {
+def _chains(st, quantize, app_on):
+    """The sweep's searches as chains (:mod:`rtrig.host.procedures.twins`): each asks
+    for its :class:`Step`\\ s and writes its figures to ``out`` (name → (Threshold or
+    None, reason)) as it finds them. MF-APP then MF-ISR (a lost pulse misses its APP
+    job too, so where APP misses nothing ISR misses nothing either: the ISR search
+    starts there); each interval channel (its own edges decide its misses: nothing
+    above bounds it); the unloaded rate then SF."""
+    def search(ask, channel, figure, known=None):
+        missed_at = {}                  # frequency → whether its last step missed
+
+        def measure(f, phase):
+            again = phase == "confirm" and missed_at.get(f, False)
+            missed_at[f] = ask(Step("mf", f, phase, figure, channel, again))
+            return missed_at[f]
+        return search_threshold(
+            measure, st.f_from, st.f_to, resolution=st.resolution, factor=st.factor,
+            quantize=quantize, known_clear=known, confirm=st.confirm,
+            what=f"{channel if is_interval(channel) else channel.upper()} miss")
+
+    def mf_chain(ask, out):
+        known = None
+        if "app" in st.channels and app_on:
+            t = search(ask, "app", "mf_app")
+            out["mf_app_hz"] = (t, t.reason)
+            known = t.below_hz
+        elif "app" not in st.channels:
+            out["mf_app_hz"] = (None, "APP channel not swept")
+        else:
+            out["mf_app_hz"] = (None, "the model's APP thread is disabled (app=0)")
+        if "isr" in st.channels:
+            t = search(ask, "isr", "mf_isr", known)
+            out["mf_isr_hz"] = (t, t.reason)
+        else:
+            out["mf_isr_hz"] = (None, "ISR channel not swept")
+
+    def interval_chain(ch):
+        def chain(ask, out):
+            key = mf_key(ch)
+            t = search(ask, ch, key.removesuffix("_hz"))
+            out[key] = (t, t.reason)
+        return chain
+
+    def sf_chain(ask, out):
+        if not st.load:
+            out["sf_hz"] = (None, "no --load: SF needs the target's load task running")
+            return
+        unloaded = ask(Step("unloaded", 0.0, "unloaded", "sf"))
+        if unloaded[0] == 0:
+            out["sf_hz"] = (None, "no heartbeat with load on and no stimulus: LOAD never runs")
+            return
+        t = search_threshold(
+            lambda f, phase: ask(Step("sf", f, phase, "sf", unloaded=unloaded)),
+            st.f_from, st.f_to, resolution=st.resolution, factor=st.factor,
+            quantize=quantize, confirm=st.confirm,
+            what=f"load progress below {st.sf_threshold:g}")
+        out["sf_hz"] = (t, t.reason)
+
+    return [mf_chain, *(interval_chain(ch) for ch in st.channels if is_interval(ch)),
+            sf_chain]
+
+
+def _meta(session, st, sw, twins):
+    return {
         **rig_meta(session), "kind": "sweep",
         "target": {"kind": st.target, "model": st.model, "preset": st.preset},
         "load": st.load, "mode": "records",
@@ -475,77 +585,69 @@ def run_sweep(session, settings, path, log=None):
                   "channels": list(st.channels),
                   "stim_jitter": list(sw.stim_jitter_ticks),
                   "tick_ticks": sw.target_tick, "phase_gap": st.phase_gap,
-                  "max_pulses": st.step_cap},
+                  "max_pulses": st.step_cap, "twins": twins},
         "start_time": now(),
     }
-    intervals = [ch for ch in st.channels if is_interval(ch)]
-    names = sweep_figure_keys(st.channels)
-    figures = {name: None for name in names}
-    reasons = {name: None for name in names}
 
-    def mf(channel, figure, known_clear=None):
-        return search_threshold(
-            lambda f, ph: sw.measure_missed(f, channel, ph, figure), st.f_from, st.f_to,
-            resolution=st.resolution, factor=st.factor, quantize=sw.quantize,
-            known_clear=known_clear, confirm=st.confirm,
-            what=f"{channel if is_interval(channel) else channel.upper()} miss")
 
-    run = CaptureRun(session, path, meta,
-                     salvage=lambda status: _final(sw, figures, reasons, status))
-    sw.w = run.writer
+def run_sweep(session, settings, path, log=None, twins=()):
+    """Find MF-ISR, MF-APP and (with ``settings.load``) SF; returns a
+    :class:`SweepResult`. Every step is written to the sweep capture at ``path`` as
+    it is measured; on KeyboardInterrupt or a link failure the capture is closed with
+    status ``interrupted`` / ``link lost`` and the exception propagates.
+
+    ``twins``: further open rigs of the same gateware (simulation twins) to measure
+    steps on at once with ``session`` (:mod:`rtrig.host.procedures.twins`): each search
+    records the same steps as on ``session`` alone, in its order."""
+    st = settings.validate()
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    if st.target == "model" and st.model is None:
+        from ..model.common import ModelParams
+        st.model = asdict(ModelParams())
+    app_on = st.target != "model" or bool((st.model or {}).get("app", True))
+    rigs = [session, *twins]
+    sweepers = [_Sweeper(r, st, log) for r in rigs]
+    sw = sweepers[0]
+    meta = _meta(session, st, sw, len(rigs))
+    chains = _chains(st, sw.quantize, app_on)
+    found = {}                  # figure → (Threshold or None, reason), as found
+    run = CaptureRun(session, path, meta, salvage=lambda status: _final(rec, found, status))
+    rec = _Record(run.writer, log, len(rigs))
+    if len(rigs) > 1:
+        log(f"sweep: {len(rigs)} twins in parallel, one step each; a search's steps "
+            "are recorded in its own order")
     try:
         with run:
-            known = None
-            if "app" in st.channels and app_on:
-                t = figures["mf_app_hz"] = mf("app", "mf_app")
-                reasons["mf_app_hz"] = t.reason
-                # A lost pulse misses its APP job too, so where APP misses nothing, ISR
-                # misses nothing either: the ISR search starts there.
-                known = t.below_hz
-            elif "app" not in st.channels:
-                reasons["mf_app_hz"] = "APP channel not swept"
+            if len(rigs) == 1:
+                for chain in chains:
+                    chain(lambda step: rec.take(sw.do(step)), found)
             else:
-                reasons["mf_app_hz"] = "the model's APP thread is disabled (app=0)"
-            if "isr" in st.channels:
-                t = figures["mf_isr_hz"] = mf("isr", "mf_isr", known)
-                reasons["mf_isr_hz"] = t.reason
-            else:
-                reasons["mf_isr_hz"] = "ISR channel not swept"
-            for ch in intervals:
-                # An interval's own edges decide its misses: no figure above bounds it.
-                key = mf_key(ch)
-                t = figures[key] = mf(ch, key.removesuffix("_hz"))
-                reasons[key] = t.reason
-            if not st.load:
-                reasons["sf_hz"] = "no --load: SF needs the target's load task running"
-            elif sw.measure_unloaded() == 0:
-                reasons["sf_hz"] = "no heartbeat with load on and no stimulus: LOAD never runs"
-            else:
-                t = figures["sf_hz"] = search_threshold(
-                    sw.measure_progress, st.f_from, st.f_to, resolution=st.resolution,
-                    factor=st.factor, quantize=sw.quantize, confirm=st.confirm,
-                    what=f"load progress below {st.sf_threshold:g}")
-                reasons["sf_hz"] = t.reason
-            run.finish(_final(sw, figures, reasons, "complete"))
+                run_parallel(chains, sweepers, rec.take, found)
+            run.finish(_final(rec, found, "complete"))
     finally:
-        sw.tmp.cleanup()
-    check_soc_run(session)          # an SoC firmware that ended (SIM_EXIT) is an error
-    return SweepResult(Path(path), figures, reasons, sw.steps, meta, run.final)
+        for s in sweepers:
+            s.tmp.cleanup()
+    for r in rigs:
+        check_soc_run(r)        # an SoC firmware that ended (SIM_EXIT) is an error
+    names = sweep_figure_keys(st.channels)
+    figures = {name: found.get(name, (None, None))[0] for name in names}
+    reasons = {name: found.get(name, (None, None))[1] for name in names}
+    return SweepResult(Path(path), figures, reasons, rec.steps, meta, run.final)
 
 
-def _final(sw, figures, reasons, status):
+def _final(rec, found, status):
+    figures = {name: t for name, (t, _) in found.items()}
     return {
         "status": status, "end_time": now(),
-        "wall_s": round(time.monotonic() - sw.t_start, 2),
+        "wall_s": round(time.monotonic() - rec.t_start, 2),
         **{name: (t.hz if t else None) for name, t in figures.items()},
-        "reasons": {k: v for k, v in reasons.items() if v},
+        "reasons": {k: r for k, (_, r) in found.items() if r},
         "figures": {k: (t.to_json() if t else None) for k, t in figures.items()},
-        "steps": len(sw.steps),
-        "pulses_simulated": int(sum(s.get("pulses", 0) for s in sw.steps)),
-        "pulses_saved": int(sum(s.get("pulses_saved", 0) for s in sw.steps)),
-        "link": dict(sw.link_totals),
-        "unloaded_heartbeat_hz": (sw.unloaded_rate * sw.tick_hz
-                                  if sw.unloaded_rate is not None else None),
+        "steps": len(rec.steps),
+        "pulses_simulated": int(sum(s.get("pulses", 0) for s in rec.steps)),
+        "pulses_saved": int(sum(s.get("pulses_saved", 0) for s in rec.steps)),
+        "link": dict(rec.link_totals),
+        "unloaded_heartbeat_hz": rec.unloaded_rate,
     }
 
 

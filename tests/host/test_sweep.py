@@ -137,14 +137,13 @@ def test_cli_rejects_bad_input(args, text, capsys):
 def test_interrupt_keeps_recorded_steps(tmp_path, monkeypatch):
     calls = []
 
-    def fake_missed(self, f, channel, phase, figure):
+    def fake_missed(self, f, channel, phase, figure, again=False):
         if len(calls) == 3:
             raise KeyboardInterrupt
         calls.append(f)
-        self._record({"freq_hz": f, "isr_missed": 0.0, "app_missed": None,
-                      "load_progress": None, "pulses": 10, "figure": figure,
-                      "phase": phase}, "fake")
-        return f > 30_000
+        return f > 30_000, {"freq_hz": f, "isr_missed": 0.0, "app_missed": None,
+                            "load_progress": None, "pulses": 10, "figure": figure,
+                            "phase": phase, "link": self._link(None)}, "fake"
 
     monkeypatch.setattr(sweep_mod._Sweeper, "measure_missed", fake_missed)
     counters = {"crc_errors": 0, "lost_packets": 2, "bad_payloads": 0, "duplicates": 0}
@@ -380,3 +379,34 @@ def test_sweep_keeps_the_link_counters_of_every_step(rig, tmp_path):
     total = cap.final["link"]
     assert total["crc_errors"] == sum(s["link"]["crc_errors"] for s in cap.steps) == 0
     assert res.to_json()["link"] == total
+
+
+def test_parallel_twins_record_the_serial_steps(rig, tmp_path):
+    # On the twin a step's result is its settings' alone here (the model is reset at
+    # every step and has no tick, no jitter, no load; every pulse is run): a sweep on
+    # two twins records each search's steps of the sweep on one, result for result,
+    # the two searches and steps measured ahead running at once.
+    from rtrig.host import open_rig
+    p, _, f1, f2, _ = CASES["isr_app"]
+    st = SweepSettings(f1, f2, target="model", model=in_ticks(p), pulses=PULSES, tick=0,
+                       channels=("isr", "app", "stim0+..isr+"), early_end=False)
+    serial = run_sweep(rig, st, tmp_path / "one.rtrig", log=lambda m: None)
+    lines = []
+    with open_rig(sim=True, log=lambda m: None) as other:
+        par = run_sweep(rig, st, tmp_path / "two.rtrig", log=lines.append, twins=[other])
+    keys = ("freq_hz", "phase", "period_ticks", "jitter_ticks", "pulses", "records",
+            "missed", "isr_missed", "app_missed", "stim0+..isr+_missed")
+
+    def by_figure(res):
+        out = {}
+        for s in res.steps:
+            out.setdefault(s["figure"], []).append(tuple(s.get(k) for k in keys))
+        return out
+
+    assert by_figure(par) == by_figure(serial)
+    assert len(by_figure(serial)) == 3 and all(serial.value(k) for k in serial.figures
+                                               if k != "sf_hz")
+    assert {k: par.value(k) for k in par.figures} == \
+        {k: serial.value(k) for k in serial.figures}
+    assert "2 twins in parallel" in lines[0]
+    assert rtrig.load(tmp_path / "two.rtrig").final["status"] == "complete"
