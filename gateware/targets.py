@@ -56,12 +56,15 @@ class Targets(Feature):
         Build the reference SoC (its own clock domain ``soc``, docs/soc.md).
     soc_firmware : bytes or str
         The SoC's RAM image.
-    soc_hold : int
-        SoC cycles each level of each of its GPIO outputs lasts at least on the way to
-        the capture: enough for a clock edge of the rig to see it (1: as they are). A
-        level the SoC changes sooner is held until then (a one-cycle pulse of a
-        50 MHz SoC beside a 30 MHz rig lasts two cycles, so the rig sees it); the
-        other outputs are not delayed.
+    clk_freq : int
+        ``with_soc``: the rig's clock (``sync``), whose rising edges meet the SoC's once
+        per frame; the SoC's GPIO outputs reach the capture as a level per tick
+        (:class:`~rtrig.gateware.soc_sampler.SoCSampler`, one ``sync`` cycle late,
+        so ``pin_latency`` - 1 more cycles behind it), each edge timed to the tick.
+        Each level of each output lasts at least as many SoC cycles as a rig cycle
+        takes (:func:`held_levels`: two, 40 ns, at 50 and 30 MHz), so no bit changes
+        twice in a rig cycle; a level the SoC changes sooner is held until then, the
+        other outputs not delayed.
 
     Members
     -------
@@ -87,7 +90,7 @@ class Targets(Feature):
 
     def __init__(self, *, step=1, pin_latency=0, lean=False, loop_depth=16,
                  with_model=True, truth_depth=512, with_soc=False, soc_firmware=b"",
-                 soc_hold=1):
+                 clk_freq=None):
         self.step = step
         self.shift = step.bit_length() - 1
         self.pin_latency = pin_latency
@@ -97,7 +100,9 @@ class Targets(Feature):
         self.truth_depth = truth_depth
         self.with_soc = with_soc
         self.soc_firmware = soc_firmware
-        self.soc_hold = soc_hold
+        self.clk_freq = clk_freq
+        if with_soc and (pin_latency < 1 or clk_freq is None):
+            raise ValueError("the SoC target needs the rig's clock and pin_latency >= 1")
         members = {
             "stim0": In(1), "stim1": In(1), "load_en": In(1),
             "ext_inputs": In(N_INPUTS),
@@ -135,23 +140,25 @@ class Targets(Feature):
                 with m.Case(Target.MODEL):
                     m.d.comb += internal.eq(Cat(model.isr_out, model.app_out,
                                                 model.heartbeat))
-            if self.with_soc:
-                with m.Case(Target.SOC):
-                    m.d.comb += internal.eq(soc_out)
-        internal_d = internal
-        for k in range(self.pin_latency):
-            d = Signal(N_INPUTS, name=f"internal_d{k}")
-            m.d.sync += d.eq(internal_d)
-            internal_d = d
+        internal_d = delayed(m, internal, self.pin_latency, "internal")
+        # The internal targets hold their level through a cycle; the SoC has one per tick.
+        later = [internal_d] * (self.step - 1)
+        first = internal_d
+        if self.with_soc:
+            soc_d = delayed(m, soc_out, self.pin_latency - 1, "soc_samples")
+            is_soc = Signal()
+            m.d.comb += is_soc.eq(sel == Target.SOC)
+            first = Mux(is_soc, soc_d[0], internal_d)
+            later = [Mux(is_soc, soc_d[j + 1], internal_d) for j in range(self.step - 1)]
         is_ext = Signal()
         internal_sel = (Target.LOOPBACK, *((Target.MODEL,) if self.with_model else ()),
                         *((Target.SOC,) if self.with_soc else ()))
         m.d.comb += [
             is_ext.eq(~sel.matches(*internal_sel)),
-            self.pins.eq(Mux(is_ext, self.ext_inputs, internal_d)),
+            self.pins.eq(Mux(is_ext, self.ext_inputs, first)),
         ]
         for j in range(self.step - 1):
-            m.d.comb += self.pins_later[j].eq(Mux(is_ext, self.ext_later[j], internal_d))
+            m.d.comb += self.pins_later[j].eq(Mux(is_ext, self.ext_later[j], later[j]))
 
         return m
 
@@ -193,23 +200,38 @@ class Targets(Feature):
         # The SoC runs in its own clock domain "soc" (50 MHz; the board or the simulation
         # harness supplies it), free-running like a real board: TARGET_SEL only routes its
         # pins. STIM0 → IRQ and LOAD_EN → GPIO input 0 are synchronised inside the SoC; its
-        # GPIO outputs (returned) are an internal target's pins: delayed by
-        # ``pin_latency`` like the board's input buffers, then into the capture
-        # synchroniser like external pins.
+        # GPIO outputs come as the levels at each tick of a cycle (returned, one cycle
+        # late), delayed ``pin_latency`` cycles in all like the board's input buffers.
         from amaranth.hdl import DomainRenamer
 
-        from .soc import SoC
+        from .soc import SOC_CLK_HZ, SoC
+        from .soc_sampler import SoCSampler
         m.submodules.soc = soc = DomainRenamer("soc")(SoC(self.soc_firmware))
         m.d.comb += [soc.irq.eq(Cat(self.stim0, self.stim1)), soc.gpio_in.eq(self.load_en)]
         for name in SOC_OUTPUTS:
             m.d.comb += getattr(self, f"soc_{name}").eq(getattr(soc, name))
-        return held_levels(m, soc.gpio_out, self.soc_hold)
+        m.submodules.soc_sampler = sampler = SoCSampler(
+            N_INPUTS, step=self.step, sync_hz=self.clk_freq, soc_hz=SOC_CLK_HZ)
+        # Each level lasts longer than a rig cycle: at most one edge of a bit per cycle,
+        # which is all the capture takes (two are a glitch, dropped).
+        hold = -(-SOC_CLK_HZ // self.clk_freq)
+        m.d.comb += sampler.gpio.eq(held_levels(m, soc.gpio_out, hold))
+        return sampler.samples
+
+
+def delayed(m, value, cycles, name):
+    """``value`` behind ``cycles`` registers of ``sync``."""
+    for k in range(cycles):
+        d = Signal.like(value, name=f"{name}_d{k}")
+        m.d.sync += d.eq(value)
+        value = d
+    return value
 
 
 def held_levels(m, out, hold, domain="soc"):
     """``out`` (signals of ``domain``) with every level of each bit shown for at least
     ``hold`` cycles of ``domain``: a bit's change comes through at once when its level
-    shown has lasted that long, else when it has (``Targets(soc_hold=…)``)."""
+    shown has lasted that long, else when it has."""
     if hold <= 1:
         return out
     shown = Signal.like(out, name="soc_gpio_shown")

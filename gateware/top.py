@@ -23,7 +23,6 @@ from .feature import connect_registers
 from .hostlink import HostLink
 from .latency_records import LatencyRecords
 from .registers import RegisterFile
-from .soc import SOC_CLK_HZ
 from .stimulus import Stimulus
 from .targets import LOOP_LINE_DEPTH, SOC_OUTPUTS, Targets, TruthWireRecord
 
@@ -217,7 +216,7 @@ class Rig(wiring.Component):
                                loop_depth=self.loop_depth, with_model=self.with_model,
                                truth_depth=self.fifo_depth, with_soc=self.with_soc,
                                soc_firmware=self.soc_firmware,
-                               soc_hold=-(-SOC_CLK_HZ // self.clk_freq)),
+                               clk_freq=self.clk_freq),
             "capture": InputCapture(step, self.pin_latency),
             "events": RawEvents(self.fifo_depth, lean=lean, phase_bits=step.bit_length() - 1),
             "latency": LatencyRecords(self.fifo_depth, step, lean=lean,

@@ -147,7 +147,8 @@ class _FakeSoC(wiring.Component):
 def test_soc_rig_hands_out_the_soc_gpio(monkeypatch):
     import rtrig.gateware.soc
     monkeypatch.setattr(rtrig.gateware.soc, "SoC", _FakeSoC)
-    rig = Rig(with_soc=True, with_model=False, with_stats=False, fifo_depth=16)
+    rig = Rig(with_soc=True, with_model=False, with_stats=False, fifo_depth=16,
+              pin_latency=1)
     sim = Simulator(rig)
     sim.add_clock(1e-8, domain="sync")
     sim.add_clock(2e-8, domain="soc")

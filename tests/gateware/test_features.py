@@ -25,7 +25,7 @@ FULL_COMPACT = {"compact": True, "samples": 2, "intervals": True, "bursts": True
 
 
 @pytest.mark.parametrize("kw", [{}, {"compact": True}, {"compact": True, "samples": 4},
-                                {"with_soc": True}, FULL_COMPACT])
+                                {"with_soc": True, "pin_latency": 1}, FULL_COMPACT])
 def test_features_declare_every_register_once(kw):
     names = owned(Rig(**kw))
     # The compact rig has no interval channels and no bursts unless asked for.
@@ -57,7 +57,7 @@ def test_features_left_out_take_their_registers():
 
 
 def test_every_feature_documents_its_members():
-    for name, f in features(Rig(with_soc=True)).items():
+    for name, f in features(Rig(with_soc=True, pin_latency=1)).items():
         assert isinstance(f, Feature), name
         doc = type(f).__doc__
         assert "Members\n    -------" in doc, name

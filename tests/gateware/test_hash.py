@@ -77,7 +77,7 @@ def test_the_build_hash_is_the_same_in_every_process():
     import subprocess
     import sys
     code = ("from rtrig.gateware.top import Rig\n"
-            "r = Rig(with_soc=True, soc_firmware=b'\\x13\\x00\\x00\\x00')\n"
+            "r = Rig(with_soc=True, pin_latency=1, soc_firmware=b'\\x13\\x00\\x00\\x00')\n"
             "print(r.logic_hash())\nr._MustUse__silence = True\n")
     env = dict(__import__("os").environ)
     got = set()

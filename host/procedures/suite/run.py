@@ -91,14 +91,12 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
     was last seen (what was recorded is kept, the file closed as interrupted).
     ``cycle_ticks``: rig ticks per target cycle of the self-timed counts (default: the
     reference SoC's, ``TICK_HZ`` / 50 MHz: 2 on the default twin, 2.4 on the ECP5
-    boards'). A count agrees within one target cycle (the phase at which the SoC sees
-    an interrupt) and, on a rig that samples the SoC's outputs once per clock of
-    several ticks (the ECP5 boards' 33.33 ns), the ticks beyond the first of that clock
-    (the rig dates an edge to the start of the cycle that saw it)."""
+    boards'). A count agrees within one target cycle: the phase at which the SoC sees
+    an interrupt, and the rig's ticks (the rig takes the SoC's outputs at every tick)."""
     if cycle_ticks is None:
         from ....gateware.soc import SOC_CLK_HZ
         cycle_ticks = rig.tick_hz / SOC_CLK_HZ
-    tolerance_ticks = cycle_ticks + rig.stim_step - 1
+    tolerance_ticks = cycle_ticks
     settings = CaptureSettings(freq=_GO_FREQ, count=1, target=target, load=load,
                                description="kernel suite")
     regs = settings.ticks(rig.tick_hz, rig.stim_step)
