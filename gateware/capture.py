@@ -9,11 +9,16 @@ from ..protocol import N_INPUTS, Input
 from .feature import Feature
 from .timebase import TIME_WIDTH
 
-__all__ = ["EdgeDetector", "QuadSampler", "InputCapture", "IN_DELAY"]
+__all__ = ["EdgeDetector", "QuadSampler", "InputCapture", "IN_DELAY", "SAMPLES"]
 
-#: Ticks between a pin change and its edge detection: two synchroniser flip-flops.
+#: Cycles between a pin change and its edge detection: two synchroniser flip-flops
+#: (``IN_DELAY`` × ``SAMPLES`` ticks, with a board's ``pin_latency`` cycles more).
 #: Subtracted from every timestamp, so event times are pin times (docs/architecture.md, "Time and resolution").
 IN_DELAY = 2
+#: Samples of every input pin per ``sync`` cycle (DDR input registers clocked at twice
+#: the ``sync`` clock, gathered by a :class:`QuadSampler`): a tick is a quarter of a
+#: clock period.
+SAMPLES = 4
 
 
 class EdgeDetector(wiring.Component):
@@ -26,13 +31,11 @@ class EdgeDetector(wiring.Component):
     Parameters
     ----------
     n : int
-        Number of asynchronous inputs.
-    samples : int
-        Samples of every pin per cycle: 1, 2 (DDR input registers) or 4 (DDR input
-        registers clocked at twice the ``sync`` clock, gathered by a
-        :class:`QuadSampler`). A tick is ``1 / samples`` of a clock period, ``now``
-        advances by ``samples`` per cycle, and each edge has a ``phase`` (the sample it
-        was first seen in, 0 to ``samples - 1`` ticks after ``t``).
+        Number of asynchronous inputs, each sampled :data:`SAMPLES` (4) times per cycle
+        (DDR input registers clocked at twice the ``sync`` clock, gathered by a
+        :class:`QuadSampler`). A tick is a quarter of a clock period, ``now`` advances
+        by 4 per cycle, and each edge has a ``phase`` (the sample it was first seen in,
+        0 to 3 ticks after ``t``).
     pin_latency : int
         Cycles the pin samples spend in registers before ``pins`` (a DDR input
         buffer's); the stimulus is delayed as much, and ``in_delay`` covers it.
@@ -41,8 +44,8 @@ class EdgeDetector(wiring.Component):
     -------
     pins : In(n)
         Input pins, asynchronous to ``sync`` (the first sample of a cycle).
-    pins_later : In(ArrayLayout(n, samples - 1))
-        ``samples`` > 1: the later samples of the cycle, in order.
+    pins_later : In(ArrayLayout(n, 3))
+        The later samples of the cycle, in order.
     stim : In(2)
         STIM0/STIM1 output levels (``sync``).
     now : In(48)
@@ -53,32 +56,29 @@ class EdgeDetector(wiring.Component):
         level from one cycle to the next.
     phase : Out(ArrayLayout(2, n + 2))
         The edge flagged this cycle happened at ``t + phase``: the first sample of the
-        cycle that differs from the previous level (0 with one sample per cycle, and
-        for the stimulus, which changes at clock edges).
+        cycle that differs from the previous level (0 for the stimulus, which changes at
+        clock edges).
     glitches : Out(32)
-        ``samples`` > 1: cycles since ``clear`` in which a pin changed more than once
+        Cycles since ``clear`` in which a pin changed more than once
         between its samples (a pulse shorter than a clock period; one inside a cycle
         shows no edge, one across a cycle's samples its first change).
     clear : In(1)
     t : Out(48)
         Pin time of the edges flagged this cycle: ``now - in_delay``. It is a register
-        loaded with ``now + samples - in_delay`` (no 48-bit subtraction on the path to
-        the matchers), so ``now`` must advance by ``samples`` per cycle, as the
-        timebase's does.
+        loaded with ``now + 4 - in_delay`` (no 48-bit subtraction on the path to the
+        matchers), so ``now`` must advance by 4 per cycle, as the timebase's does.
     """
 
-    def __init__(self, n, samples=1, pin_latency=0):
-        if samples not in (1, 2, 4):
-            raise ValueError(f"samples must be 1, 2 or 4, not {samples!r}")
+    def __init__(self, n, pin_latency=2):
         self.n = n
-        self.samples = samples
+        self.samples = samples = SAMPLES
         self.pin_latency = pin_latency
         #: Cycles from a pin sample to its edge strobe, and the same in ticks.
         self.delay_cycles = IN_DELAY + pin_latency
         self.in_delay = self.delay_cycles * samples
         super().__init__({
             "pins": In(n),
-            "pins_later": In(data.ArrayLayout(n, max(samples - 1, 1))),
+            "pins_later": In(data.ArrayLayout(n, samples - 1)),
             "stim": In(2),
             "now": In(TIME_WIDTH),
             "level": Out(n + 2),
@@ -111,30 +111,25 @@ class EdgeDetector(wiring.Component):
             self.rise.eq(self.level & ~prev),
             self.fall.eq(~self.level & prev),
         ]
-        if k > 1:
-            # Per pin, the changes between consecutive samples (the first against the
-            # previous cycle's level). One change: an edge at that sample's phase. More
-            # than one: a glitch, counted; the edge (if the level changed) is at the
-            # first change.
-            d = [s[0] ^ prev[:n]] + [s[j] ^ s[j - 1] for j in range(1, k)]
-            glitch = Signal(n)
-            for i in range(n):
-                di = [dj[i] for dj in d]
-                if k == 2:
-                    m.d.comb += [self.phase[i].eq(~di[0]), glitch[i].eq(di[0] & di[1])]
-                else:
-                    m.d.comb += [
-                        self.phase[i].eq(Cat(~di[0] & (di[1] | ~di[2]), ~di[0] & ~di[1])),
-                        glitch[i].eq((di[0] & (di[1] | di[2] | di[3])) |
-                                     (di[1] & (di[2] | di[3])) | (di[2] & di[3])),
-                    ]
-            n_glitch = 0
-            for i in range(n):
-                n_glitch = n_glitch + glitch[i]
-            with m.If(self.clear):
-                m.d.sync += self.glitches.eq(0)
-            with m.Else():
-                m.d.sync += self.glitches.eq(self.glitches + n_glitch)
+        # Per pin, the changes between consecutive samples (the first against the
+        # previous cycle's level). One change: an edge at that sample's phase. More than
+        # one: a glitch, counted; the edge (if the level changed) is at the first change.
+        d = [s[0] ^ prev[:n]] + [s[j] ^ s[j - 1] for j in range(1, k)]
+        glitch = Signal(n)
+        for i in range(n):
+            di = [dj[i] for dj in d]
+            m.d.comb += [
+                self.phase[i].eq(Cat(~di[0] & (di[1] | ~di[2]), ~di[0] & ~di[1])),
+                glitch[i].eq((di[0] & (di[1] | di[2] | di[3])) |
+                             (di[1] & (di[2] | di[3])) | (di[2] & di[3])),
+            ]
+        n_glitch = 0
+        for i in range(n):
+            n_glitch = n_glitch + glitch[i]
+        with m.If(self.clear):
+            m.d.sync += self.glitches.eq(0)
+        with m.Else():
+            m.d.sync += self.glitches.eq(self.glitches + n_glitch)
         # t = now - in_delay, one cycle ahead: at reset (now = 0) it reads -in_delay.
         t = Signal(TIME_WIDTH, init=(-self.in_delay) % (1 << TIME_WIDTH))
         m.d.sync += t.eq(self.now + (k - self.in_delay))
@@ -204,15 +199,15 @@ class InputCapture(Feature):
 
     Parameters
     ----------
-    samples, pin_latency : int
+    pin_latency : int
         As :class:`EdgeDetector`'s.
 
     Members
     -------
     pins : In(6)
         The selected target's pins (first sample of a cycle), asynchronous.
-    pins_later : In(ArrayLayout(6, max(samples - 1, 1)))
-        Their later samples (``samples`` > 1).
+    pins_later : In(ArrayLayout(6, 3))
+        Their later samples.
     stim : In(2)
         STIM0, STIM1.
     now : In(48)
@@ -232,13 +227,12 @@ class InputCapture(Feature):
         since ``clear``).
     """
 
-    def __init__(self, samples=1, pin_latency=0):
-        self.samples = samples
+    def __init__(self, pin_latency=2):
         self.pin_latency = pin_latency
         n = N_INPUTS
         super().__init__({
             "pins": In(n),
-            "pins_later": In(data.ArrayLayout(n, max(samples - 1, 1))),
+            "pins_later": In(data.ArrayLayout(n, SAMPLES - 1)),
             "stim": In(2), "now": In(TIME_WIDTH), "clear": In(1),
             "rise": Out(n + 2), "fall": Out(n + 2),
             "phase": Out(data.ArrayLayout(2, n + 2)),
@@ -247,7 +241,7 @@ class InputCapture(Feature):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.edges = edges = EdgeDetector(N_INPUTS, self.samples, self.pin_latency)
+        m.submodules.edges = edges = EdgeDetector(N_INPUTS, self.pin_latency)
         m.d.comb += [
             edges.pins.eq(self.pins), edges.pins_later.eq(self.pins_later),
             edges.stim.eq(self.stim), edges.now.eq(self.now), edges.clear.eq(self.clear),

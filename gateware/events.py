@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Raw events: the feature that streams timestamped edges, and its queue for small
-FPGAs (one FIFO entry per cycle with edges, not per edge)."""
+"""Raw events: the feature that streams timestamped edges, and its queue (one FIFO
+entry per cycle with edges, not per edge)."""
 
 from amaranth import Module, Signal
 from amaranth.lib import data, fifo, stream, wiring
@@ -8,9 +8,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..protocol import N_INPUTS, STIM_INPUT, PacketType
 from ..records import EVENT
-from .feature import Feature, packet_from_fifo, packet_from_stream, record_fifo
+from .feature import Feature, packet_from_stream
 from .link import TxPacket
-from .merge import RecordMerger
 from .timebase import TIME_WIDTH
 
 __all__ = ["EventGroups", "EventRecord", "RawEvents"]
@@ -165,18 +164,16 @@ class RawEvents(Feature):
 
     Edges of the inputs (``EDGE_EN`` bits 0..7 rising, 8..15 falling) and of the
     stimulus outputs (bit 16, both directions) become EVENT records while
-    ``STREAM_EN`` bit 0 is set, queued in a FIFO in front of the link.
+    ``STREAM_EN`` bit 0 is set, queued in front of the link a cycle at a time
+    (:class:`EventGroups`: one FIFO entry per cycle with edges, no record per source in
+    flip-flops; events come out in the order of their cycles).
 
     Parameters
     ----------
     depth : int
-        FIFO depth: records, or with ``lean`` cycles with edges.
-    lean : bool
-        Queue each cycle's edges as one entry (:class:`EventGroups`: no record per
-        source in flip-flops; events come out in the order of their cycles) instead of
-        a :class:`~rtrig.gateware.merge.RecordMerger` and a record FIFO.
+        FIFO depth: cycles with edges.
     phase_bits : int
-        ``lean``: bits of each edge's phase kept (log2 of the samples per cycle).
+        Bits of each edge's phase kept (log2 of the samples per cycle).
 
     Members
     -------
@@ -194,9 +191,8 @@ class RawEvents(Feature):
         ``EDGE_EN``, ``EVT_OVERFLOW``, ``EVT_RECORDS``; it reads ``STREAM_EN``.
     """
 
-    def __init__(self, depth=512, lean=False, phase_bits=0):
+    def __init__(self, depth=512, phase_bits=2):
         self.depth = depth
-        self.lean = lean
         self.phase_bits = phase_bits
         n = N_INPUTS + 2
         super().__init__({
@@ -219,31 +215,16 @@ class RawEvents(Feature):
                 code, r_en, f_en = STIM_INPUT[i - N_INPUTS], edge_en[16], edge_en[16]
             codes.append(code)
             m.d.comb += valid[i].eq(on & ((self.rise[i] & r_en) | (self.fall[i] & f_en)))
-        if self.lean:
-            m.submodules.groups = groups = EventGroups(
-                n, codes, self.depth, EventRecord, phase_bits=self.phase_bits)
-            m.d.comb += [
-                groups.valid.eq(valid),
-                groups.rising.eq(self.rise),
-                groups.phase.eq(self.phase),
-                groups.t.eq(self.t),
-                groups.clear.eq(self.clear),
-                regs.EVT_OVERFLOW.eq(groups.overflow),
-                regs.EVT_RECORDS.eq(groups.records),
-            ]
-            packet_from_stream(m, self.packets, PacketType.EVENT, EVENT, groups.out)
-        else:
-            m.submodules.merge = merge = RecordMerger(EventRecord, n)
-            for i in range(n):
-                m.d.comb += [
-                    merge.valid[i].eq(valid[i]),
-                    merge.payload[i].t.eq(self.t),
-                    merge.payload[i].input.eq(codes[i]),
-                    merge.payload[i].rising.eq(self.rise[i]),
-                ]
-            m.d.comb += merge.clear.eq(self.clear)
-            m.submodules.fifo = q = record_fifo(
-                m, merge, EventRecord, self.depth, self.clear,
-                regs.EVT_OVERFLOW, regs.EVT_RECORDS)
-            packet_from_fifo(m, self.packets, PacketType.EVENT, EVENT, q)
+        m.submodules.groups = groups = EventGroups(
+            n, codes, self.depth, EventRecord, phase_bits=self.phase_bits)
+        m.d.comb += [
+            groups.valid.eq(valid),
+            groups.rising.eq(self.rise),
+            groups.phase.eq(self.phase),
+            groups.t.eq(self.t),
+            groups.clear.eq(self.clear),
+            regs.EVT_OVERFLOW.eq(groups.overflow),
+            regs.EVT_RECORDS.eq(groups.records),
+        ]
+        packet_from_stream(m, self.packets, PacketType.EVENT, EVENT, groups.out)
         return m

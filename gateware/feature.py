@@ -131,18 +131,14 @@ def _space(m, f, ahead):
     return space
 
 
-def record_fifo(m, merger, shape, depth, clear, overflow, count, in_reg=True):
+def record_fifo(m, merger, shape, depth, clear, overflow, count):
     """The FIFO behind a :class:`~rtrig.gateware.merge.RecordMerger`: the merger's
-    drops go to ``overflow``, records written since ``clear`` to ``count``.
-
-    A record leaving the merger is registered once before it is written (the FIFO, in
-    block RAM, sits elsewhere on the chip than the merger), so up to two records are
-    on their way to the FIFO when the merger sees its space flag (``in_reg=False``:
-    written directly)."""
+    drops go to ``overflow``, records written since ``clear`` to ``count``. A record
+    leaving the merger is written directly; the merger sees a registered space flag
+    (room for three more records)."""
     q = fifo.SyncFIFOBuffered(width=shape.as_shape().size, depth=depth + 1)
     w_en, w_data = Signal(), Signal.like(q.w_data)
-    domain = m.d.sync if in_reg else m.d.comb
-    domain += [w_en.eq(merger.out.valid & merger.out.ready), w_data.eq(merger.out.payload)]
+    m.d.comb += [w_en.eq(merger.out.valid & merger.out.ready), w_data.eq(merger.out.payload)]
     m.d.comb += [
         q.w_data.eq(w_data),
         q.w_en.eq(w_en),

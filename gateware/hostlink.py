@@ -16,10 +16,13 @@ __all__ = ["HostLink"]
 class HostLink(Feature):
     """Host → rig commands onto the register bus; rig → host responses and streams.
 
-    Received bytes queue in a FIFO, :class:`~rtrig.gateware.link.PacketRx` checks the
-    packets, :class:`~rtrig.gateware.link.CommandUnit` performs them on the register
-    bus and answers; a round robin arbiter gives the transmitter to the responses and
-    the ``n_streams`` packet streams in turn.
+    Received bytes queue in a FIFO in block RAM (512 bytes; an iCE40 has no
+    distributed RAM), :class:`~rtrig.gateware.link.PacketRx` checks the packets,
+    :class:`~rtrig.gateware.link.CommandUnit` performs them on the register bus and
+    answers (the command held on its stream until done); a round robin arbiter, with
+    no register behind it, gives the transmitter to the responses and the
+    ``n_streams`` packet streams in turn. One counter takes the errors of both receive
+    stages.
 
     Parameters
     ----------
@@ -28,10 +31,6 @@ class HostLink(Feature):
     n_streams : int
         Packet streams besides the command responses (``s0`` .. ``s{n-1}``, served in
         that order after the responses).
-    lean : bool
-        Area over speed: the receive FIFO in block RAM (512 bytes; no distributed RAM
-        on an iCE40), commands held on their stream until done, no register after the
-        arbiter, one error counter for both receive stages.
 
     Members
     -------
@@ -51,10 +50,9 @@ class HostLink(Feature):
         ``STREAM_EN`` (read by the stream features), ``RX_ERRORS``.
     """
 
-    def __init__(self, divisor, n_streams, lean=False):
+    def __init__(self, divisor, n_streams):
         self.divisor = divisor
         self.n_streams = n_streams
-        self.lean = lean
         super().__init__({
             "uart_rx": In(1, init=1), "uart_tx": Out(1, init=1), "clear": In(1),
             "addr": Out(16), "w_en": Out(1), "w_data": Out(32), "r_en": Out(1),
@@ -67,13 +65,9 @@ class HostLink(Feature):
         clear = self.clear
         rx_errors = Signal(32)
         m.submodules.rx = rx = UARTRx(self.divisor)
-        if self.lean:
-            rx_fifo = fifo.SyncFIFOBuffered(width=8, depth=513)
-        else:
-            rx_fifo = fifo.SyncFIFO(width=8, depth=16)
-        m.submodules.rx_fifo = rx_fifo
+        m.submodules.rx_fifo = rx_fifo = fifo.SyncFIFOBuffered(width=8, depth=513)
         m.submodules.prx = prx = PacketRx()
-        m.submodules.cmdu = cmdu = CommandUnit(hold=self.lean)
+        m.submodules.cmdu = cmdu = CommandUnit(hold=True)
         m.d.comb += [
             rx.rx.eq(self.uart_rx),
             rx.clear.eq(clear),
@@ -92,21 +86,17 @@ class HostLink(Feature):
             cmdu.r_data.eq(self.r_data),
         ]
         connect(m, prx.cmd, cmdu.cmd)
-        if self.lean:
-            # One counter for both kinds (the blocks' own counters are then unused).
-            with m.If(clear):
-                m.d.sync += rx_errors.eq(0)
-            with m.Else():
-                m.d.sync += rx_errors.eq(rx_errors + prx.error + rx.error)
-        else:
-            m.d.sync += rx_errors.eq(prx.errors + rx.errors)
+        # One counter for both kinds (the blocks' own counters are unused).
+        with m.If(clear):
+            m.d.sync += rx_errors.eq(0)
+        with m.Else():
+            m.d.sync += rx_errors.eq(rx_errors + prx.error + rx.error)
 
         sources = [cmdu.resp] + [flipped(getattr(self, f"s{k}")) for k in range(self.n_streams)]
-        m.submodules.arb = arb = StreamRoundRobin(TxPacket, len(sources),
-                                                   out_reg=not self.lean)
+        m.submodules.arb = arb = StreamRoundRobin(TxPacket, len(sources), out_reg=False)
         for k, s in enumerate(sources):
             connect(m, s, getattr(arb, f"i{k}"))
-        m.submodules.ptx = ptx = PacketTx(hold=self.lean)
+        m.submodules.ptx = ptx = PacketTx(hold=True)
         m.submodules.tx = tx = UARTTx(self.divisor)
         connect(m, arb.out, ptx.pkt)
         connect(m, ptx.bytes_out, tx.data)

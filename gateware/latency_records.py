@@ -8,7 +8,8 @@ from amaranth.lib.wiring import In, Out
 from ..protocol import N_INPUTS, N_LATENCY_CHANNELS, PacketType
 from ..records import LATENCY
 from .feature import Feature, packet_from_fifo, record_fifo
-from .latency_matcher import LatencyMatcher, LatencyRecord
+from .latency_matcher import LatencyRecord
+from .latency_matcher_lean import LeanLatencyMatcher
 from .link import TxPacket
 from .merge import RecordMerger
 from .timebase import TIME_WIDTH
@@ -24,8 +25,9 @@ class LatencyRecords(Feature):
 
     A matcher per channel (``LAT_CH_EN`` bit n: channel n, 0 ISR_OUT, 1 APP_OUT) pairs
     STIM0 rising edges with the channel's edges
-    (:class:`~rtrig.gateware.latency_matcher.LatencyMatcher`); its records pass a :class:`~rtrig.gateware.merge.RecordMerger` into a FIFO in front
-    of the link while ``STREAM_EN`` bit 1 is set. The pulse index counts STIM0 rising
+    (:class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`); its records pass
+    a :class:`~rtrig.gateware.merge.RecordMerger` straight into a FIFO in front of the
+    link while ``STREAM_EN`` bit 1 is set. The pulse index counts STIM0 rising
     edges from 0 at ``clear`` and at a stimulus start.
 
     Interval channels (``intervals``): ``LAT_EDGES`` chooses each channel's start edge
@@ -43,17 +45,15 @@ class LatencyRecords(Feature):
     depth : int
         Records the FIFO holds.
     step : int
-        Ticks per clock cycle (the lean matcher's sampling phases).
-    lean : bool
-        :class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher` (same records,
-        same signature, fewer cells) and no register stage in front of the FIFO.
+        Ticks per clock cycle (the matchers' sampling phases): a rig's 4; 1 and 2 give
+        the same records from coarser edges (a reference in the tests).
     with_statistics : bool
         The on-chip statistics take the matchers' records (``rec_*`` members): with
         ``stat_on`` the matchers run even while the LATENCY stream is off, and their
         records reach the stream only while it is on.
     intervals : bool
-        Interval channels (``LAT_EDGES``); default: without ``lean``. With ``lean`` and
-        several samples per cycle, each channel's start edge keeps its phase
+        Interval channels (``LAT_EDGES``). With several samples per cycle, each
+        channel's start edge keeps its phase
         (:class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`
         ``start_phase``), so an interval between two pins is exact to the tick.
 
@@ -87,17 +87,13 @@ class LatencyRecords(Feature):
         ``STREAM_EN``.
     """
 
-    def __init__(self, depth=512, step=1, lean=False, with_statistics=True, intervals=None,
+    def __init__(self, depth=512, step=4, with_statistics=True, intervals=True,
                  n_channels=2):
         self.depth = depth
         self.n_channels = n_channels
         self.step = step
-        self.lean = lean
         self.with_statistics = with_statistics
-        self.intervals = not lean if intervals is None else intervals
-        if self.intervals and step > 1 and not lean:
-            raise ValueError("interval channels with several samples per cycle need the "
-                             "lean matchers (lean=True)")
+        self.intervals = intervals
         if n_channels not in (2, N_LATENCY_CHANNELS):
             raise ValueError(f"a rig has 2 or {N_LATENCY_CHANNELS} latency channels, "
                              f"not {n_channels!r}")
@@ -120,12 +116,12 @@ class LatencyRecords(Feature):
         m = Module()
         regs, clear = self.regs, self.clear
         restart = clear | (self.start & ~self.running)
-        # Lean with intervals and several samples per cycle: start edges on pins come at
+        # Intervals with several samples per cycle: start edges on pins come at
         # any phase, and each channel's chosen edges are registered once before its
         # matcher (the choice by LAT_EDGES leaves the matcher's cycle). The matchers,
         # the merger and the FIFO then run one cycle behind; the times travel with the
         # edges, so no figure changes.
-        phased = self.lean and self.intervals and self.step > 1
+        phased = self.intervals and self.step > 1
         t, clear_m = self.t, clear
         if phased:
             t, clear_m = Signal(TIME_WIDTH, name="t_q"), Signal(name="clear_q")
@@ -136,12 +132,8 @@ class LatencyRecords(Feature):
         # their records only while it is on.
         run = on | self.stat_on if self.with_statistics else on
         for ch in range(self.n_channels):
-            if self.lean:
-                from .latency_matcher_lean import LeanLatencyMatcher
-                mt = LeanLatencyMatcher(ch, step=self.step, start_phase=phased)
-            else:
-                mt = LatencyMatcher(ch)
-            m.submodules[f"match{ch}"] = mt
+            m.submodules[f"match{ch}"] = mt = LeanLatencyMatcher(
+                ch, step=self.step, start_phase=phased)
             in_phase = self.phase[ch]
             if not self.intervals:
                 # Latency channels only, sharing one pulse index (area).
@@ -182,7 +174,7 @@ class LatencyRecords(Feature):
         m.d.comb += merge.clear.eq(clear_m)
         m.submodules.fifo = q = record_fifo(
             m, merge, LatencyRecord, self.depth, clear_m,
-            regs.LAT_OVERFLOW, regs.LAT_RECORDS, in_reg=not self.lean)
+            regs.LAT_OVERFLOW, regs.LAT_RECORDS)
         packet_from_fifo(m, self.packets, PacketType.LATENCY, LATENCY, q)
         return m
 

@@ -17,12 +17,13 @@ class Stimulus(Feature):
     Parameters
     ----------
     step : int
-        Ticks per clock cycle (1, 2 or 4): the tick settings are used in clock cycles
-        (divided by ``step``, rounded down); ``STIM_COUNT`` and ``STIM_SEED`` are not
-        times.
-    lean : bool
-        Use :class:`~rtrig.gateware.pulse_generator_lean.LeanStimulusGenerator` (area
-        over speed; the same pulse trains cycle for cycle and the same signature, but no
+        Ticks per clock cycle: the tick settings are used in clock cycles (divided by
+        ``step``, rounded down); ``STIM_COUNT`` and ``STIM_SEED`` are not times.
+    bursts : bool
+        Bursts (``STIM_BURST``, ``STIM_GAP``):
+        :class:`~rtrig.gateware.pulse_generator.StimulusGenerator`. Without,
+        :class:`~rtrig.gateware.pulse_generator_lean.LeanStimulusGenerator` (fewer
+        cells; the same pulse trains cycle for cycle and the same signature, but no
         bursts: ``STIM_BURST`` and ``STIM_GAP`` are then not built in).
 
     Members
@@ -36,27 +37,27 @@ class Stimulus(Feature):
         ``start``; it is ignored while running).
     regs : Out(Signature)
         ``STIM_CTRL`` .. ``STIM_STATUS``, ``LOAD_EN``; ``STIM_BURST``, ``STIM_GAP``
-        (not ``lean``).
+        (with ``bursts``).
     """
 
-    def __init__(self, step=1, lean=False):
+    def __init__(self, step=4, bursts=True):
         self.shift = step.bit_length() - 1
-        self.lean = lean
+        self.bursts = bursts
         super().__init__(
             {"stim0": Out(1), "stim1": Out(1), "load_en": Out(1), "running": Out(1),
              "start": Out(1)},
             registers=("STIM_CTRL", "STIM_PERIOD", "STIM_HIGH", "STIM_COUNT", "STIM_JITTER",
                        "STIM1_OFFSET", "STIM_SEED", "STIM_PULSES", "STIM_STATUS", "LOAD_EN")
-            + (() if lean else ("STIM_BURST", "STIM_GAP")),
+            + (("STIM_BURST", "STIM_GAP") if bursts else ()),
             write_strobes=("STIM_CTRL",))
 
     def elaborate(self, platform):
         m = Module()
         regs, shift = self.regs, self.shift
-        if self.lean:
-            m.submodules.gen = gen = LeanStimulusGenerator()
-        else:
+        if self.bursts:
             m.submodules.gen = gen = StimulusGenerator()
+        else:
+            m.submodules.gen = gen = LeanStimulusGenerator()
         # Start/stop registered once more (off the write decode's path).
         start, stop = Signal(), Signal()
         m.d.sync += [start.eq(regs.STIM_CTRL_wrote & regs.w_value[0]),
@@ -79,6 +80,6 @@ class Stimulus(Feature):
             self.start.eq(start),
             self.load_en.eq(regs.LOAD_EN[0]),
         ]
-        if not self.lean:
+        if self.bursts:
             m.d.comb += [gen.burst.eq(regs.STIM_BURST), gen.gap.eq(regs.STIM_GAP >> shift)]
         return m

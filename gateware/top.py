@@ -16,7 +16,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out, connect
 
 from ..protocol import CAPS_LAT_CHANNELS_SHIFT, N_INPUTS, REGISTERS, Caps, Target
-from .capture import IN_DELAY, InputCapture
+from .capture import IN_DELAY, SAMPLES, InputCapture
 from .control import RigControl
 from .events import EventRecord, RawEvents
 from .feature import connect_registers
@@ -64,52 +64,41 @@ class Rig(wiring.Component):
         Depth of the event and latency record FIFOs.
     with_stats : bool
         Build the on-chip statistics in (``STAT_INFO`` reads 0 without them).
-    loop_depth : int
-        Depth of the loopback target's edge queue: up to ``loop_depth + 1`` STIM0
-        edges in flight, i.e. a loopback delay of up to ``loop_depth / 2`` stimulus
-        periods (:class:`~rtrig.gateware.loopback.LoopbackTarget`). Not used with
-        ``compact``.
-    compact : bool
-        Area over speed, for small FPGAs at up to about 50 MHz (the iCE40UP5K): lean
-        latency matchers
-        (:class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`) and stimulus
-        generator (:class:`~rtrig.gateware.pulse_generator_lean.LeanStimulusGenerator`)
-        without a record register of their own; raw events queued once per cycle
-        (:class:`~rtrig.gateware.events.EventGroups`, ``fifo_depth`` then counts
-        cycles with edges, events come out in the order of their cycles); no register stage before
-        the latency FIFO, after the packet arbiter or in the register read mux; a
-        block-RAM loopback delay line (any number of edges in flight, delays up to
-        ``LOOP_LINE_DEPTH`` clock cycles; a longer ``LOOP_DELAY`` answers nothing); the
-        host → rig byte FIFO in block RAM (no distributed RAM on an iCE40). The
-        behaviour seen from the host is the same.
     intervals : bool
-        Interval channels (register ``LAT_EDGES``, ``CAPS`` bit ``INTERVALS``);
-        default: without ``compact``. With ``compact`` and several samples per clock,
-        each channel's start edge keeps its sample's phase.
+        Interval channels (register ``LAT_EDGES``, ``CAPS`` bit ``INTERVALS``); each
+        channel's start edge keeps its sample's phase.
     bursts : bool
-        Bursts (``STIM_BURST``, ``STIM_GAP``, ``CAPS`` bit ``BURST``): the full
-        stimulus generator, also in a ``compact`` rig; default: without ``compact``.
+        Bursts (``STIM_BURST``, ``STIM_GAP``, ``CAPS`` bit ``BURST``): the stimulus
+        generator with bursts; without, a smaller one.
     read_pipeline : bool
-        The register file's read mux in two registered levels; default: without
-        ``compact`` (which reads in one level, fewer flip-flops, slower).
+        The register file's read mux in two registered levels (without: one level,
+        fewer flip-flops, slower).
     lat_channels : int
         Latency channels: 2 (``isr``, ``app``), or 4 with ``intervals`` (two interval
         channels beside them); ``CAPS`` bits 12..15 report it.
-    ddr : bool
-        DDR input capture: ``samples=2``.
-    samples : int
-        Samples of every input pin per clock: 1; 2 (DDR input registers) or 4 (DDR
-        input registers at twice the clock, :class:`~rtrig.gateware.capture.QuadSampler`),
-        both needing ``compact``. ``ext_inputs`` is the earliest sample of a cycle,
-        ``ext_later`` the others in order; a tick is ``1 / samples`` of a clock period
-        (``TICK_HZ`` = ``samples`` × ``clk_freq``). The stimulus, the loopback and the
-        model target run in clock cycles: their settings are used in steps of
-        ``samples`` ticks (register ``STIM_STEP``; other values are rounded down).
     pin_latency : int
-        Cycles of registers in front of ``ext_inputs`` outside the Rig (an iCE40 DDR
-        input buffer's: 2, the I/O cell's register and the one that re-registers both
-        samples; 2 behind a :class:`~rtrig.gateware.capture.QuadSampler`); internal
-        targets and the stimulus are delayed as much, and ``IN_DELAY`` includes it.
+        Cycles of registers in front of ``ext_inputs`` outside the Rig (2 behind a
+        board's DDR input buffers and :class:`~rtrig.gateware.capture.QuadSampler`);
+        internal targets and the stimulus are delayed as much, and ``IN_DELAY``
+        includes it.
+
+    Every input pin is sampled four times per clock
+    (:data:`~rtrig.gateware.capture.SAMPLES`): ``ext_inputs`` is the earliest sample
+    of a cycle, ``ext_later`` the others in order; a tick is a quarter of a clock
+    period (``TICK_HZ`` = 4 × ``clk_freq``). The stimulus, the loopback and the model
+    target run in clock cycles: their settings are used in steps of 4 ticks (register
+    ``STIM_STEP``; other values are rounded down). The build is for area: matchers
+    without a record register of their own
+    (:class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`), raw events
+    queued once per cycle (:class:`~rtrig.gateware.events.EventGroups`: ``fifo_depth``
+    counts cycles with edges, events come out in the order of their cycles), no
+    register stage before the latency FIFO or after the packet arbiter, a block-RAM
+    loopback delay line (delays up to ``LOOP_LINE_DEPTH`` clock cycles; a longer
+    ``LOOP_DELAY`` answers nothing) and the host → rig byte FIFO in block RAM.
+
+    The defaults are the ECP5 boards' gateware (the simulation twin's): 30 MHz,
+    intervals, bursts, the two-level read and four latency channels; the iCEBreaker
+    builds it without those four.
 
     Members
     -------
@@ -117,45 +106,35 @@ class Rig(wiring.Component):
     uart_tx : Out(1)
     ext_inputs : In(6)
         Target → rig pins (ISR_OUT, APP_OUT, HEARTBEAT, MARKER0..2), asynchronous.
-    ext_later : In(ArrayLayout(6, samples - 1))
-        ``samples`` > 1 only: the later samples of the pins in each cycle.
+    ext_later : In(ArrayLayout(6, 3))
+        The later samples of the pins in each cycle.
     stim0, stim1, load_en : Out(1)
         Rig → target pins.
     """
 
-    def __init__(self, clk_freq=100_000_000, baud=3_000_000, board=0, with_model=True,
+    def __init__(self, clk_freq=30_000_000, baud=3_000_000, board=0, with_model=True,
                  fifo_depth=512, with_soc=False, soc_firmware=b"", with_stats=True,
-                 loop_depth=16, compact=False, ddr=False, samples=None, pin_latency=0,
-                 intervals=None, bursts=None, read_pipeline=None, lat_channels=2,
-                 build_hash=None):
+                 pin_latency=2, intervals=True, bursts=True, read_pipeline=True,
+                 lat_channels=4, build_hash=None):
         self._params = {k: v for k, v in locals().items()
                         if k not in ("self", "build_hash", "__class__")}
         self._build_hash = build_hash
-        step = samples or (2 if ddr else 1)
-        if step not in (1, 2, 4):
-            raise ValueError(f"samples must be 1, 2 or 4, not {step!r}")
-        if step > 1 and not compact:
-            raise ValueError("DDR input capture needs the compact rig (compact=True)")
         self.clk_freq = clk_freq
         self.baud = baud
         self.board = board
         self.with_model = with_model
         self.fifo_depth = fifo_depth
         self.with_stats = with_stats
-        self.loop_depth = loop_depth
-        self.compact = compact
-        self.intervals = not compact if intervals is None else intervals
-        self.bursts = not compact if bursts is None else bursts
-        self.read_pipeline = not compact if read_pipeline is None else read_pipeline
+        self.intervals = intervals
+        self.bursts = bursts
+        self.read_pipeline = read_pipeline
         if lat_channels > 2 and not self.intervals:
             raise ValueError("latency channels beyond isr and app are interval channels "
                              "(intervals=True)")
         self.lat_channels = lat_channels
-        #: Inputs sampled more than once per clock (DDR input registers).
-        self.ddr = step > 1
         self.pin_latency = pin_latency
         #: Ticks per clock cycle: the samples of every input per clock.
-        self.step = step
+        self.step = step = SAMPLES
         self.with_soc = with_soc          # the reference SoC target, clock domain "soc"
         self.soc_firmware = soc_firmware  # its RAM image (raw .bin bytes or a path)
         members = {
@@ -166,8 +145,7 @@ class Rig(wiring.Component):
             "stim1": Out(1),
             "load_en": Out(1),
         }
-        if step > 1:
-            members["ext_later"] = In(data.ArrayLayout(N_INPUTS, step - 1))
+        members["ext_later"] = In(data.ArrayLayout(N_INPUTS, step - 1))
         if with_soc:
             # SoC debug outputs for the simulation harness (domain "soc"), see docs/soc.md.
             # Its GPIO outputs (ISR_OUT, APP_OUT, HEARTBEAT, MARKER0..2), domain
@@ -192,7 +170,7 @@ class Rig(wiring.Component):
     def features(self):
         """The rig's features, by submodule name, as this configuration builds them
         (a :class:`~rtrig.gateware.feature.Feature` each)."""
-        step, lean = self.step, self.compact
+        step = self.step
         caps = 1 << Target.EXTERNAL | 1 << Target.LOOPBACK
         if self.with_model:
             caps |= 1 << Target.MODEL
@@ -211,23 +189,22 @@ class Rig(wiring.Component):
                 build_hash=self.logic_hash(), tick_hz=self.clk_freq * step,
                 baud=self.clk_freq // divisor, board=self.board, caps=caps,
                 in_delay=(IN_DELAY + self.pin_latency) * step, step=step),
-            "stim": Stimulus(step, lean=lean and not self.bursts),
-            "targets": Targets(step=step, pin_latency=self.pin_latency, lean=lean,
-                               loop_depth=self.loop_depth, with_model=self.with_model,
+            "stim": Stimulus(step, bursts=self.bursts),
+            "targets": Targets(step=step, pin_latency=self.pin_latency, lean=True,
+                               with_model=self.with_model,
                                truth_depth=self.fifo_depth, with_soc=self.with_soc,
                                soc_firmware=self.soc_firmware,
                                clk_freq=self.clk_freq),
-            "capture": InputCapture(step, self.pin_latency),
-            "events": RawEvents(self.fifo_depth, lean=lean, phase_bits=step.bit_length() - 1),
-            "latency": LatencyRecords(self.fifo_depth, step, lean=lean,
-                                      intervals=self.intervals,
+            "capture": InputCapture(self.pin_latency),
+            "events": RawEvents(self.fifo_depth),
+            "latency": LatencyRecords(self.fifo_depth, step, intervals=self.intervals,
                                       with_statistics=self.with_stats,
                                       n_channels=self.lat_channels),
         }
         if self.with_stats:
             from .statistics import OnChipStatistics
             f["stats"] = OnChipStatistics(step, self.lat_channels)
-        f["link"] = HostLink(divisor, 3 if self.with_model else 2, lean=lean)
+        f["link"] = HostLink(divisor, 3 if self.with_model else 2)
         return f
 
     def elaborate(self, platform):
@@ -261,8 +238,7 @@ class Rig(wiring.Component):
             capture.now.eq(control.now),
             capture.clear.eq(clear),
         ]
-        if self.step > 1:
-            m.d.comb += targets.ext_later.eq(self.ext_later)
+        m.d.comb += targets.ext_later.eq(self.ext_later)
         # Capture → raw events and latency records.
         for consumer in (events, latency):
             m.d.comb += [

@@ -39,12 +39,11 @@ def get_board(name):
 
 def loopback_limit_cycles(code):
     """The longest loopback delay, in clock cycles, of the rig that reports board
-    ``code`` (``BOARD``): its compact rig's delay line holds that many cycles, and a
-    longer delay answers nothing. None for a rig without that limit (code 0, the full
-    rig of the default simulation twin: its loopback queues edges instead)."""
+    ``code`` (``BOARD``): its delay line holds that many cycles, and a longer delay
+    answers nothing. None for a code no board has (0: a rig that names no board)."""
     from ..gateware.targets import LOOP_LINE_DEPTH
     for b in BOARDS.values():
-        if b.code == code and code and b.rig_options.get("compact"):
+        if b.code == code and code:
             return LOOP_LINE_DEPTH
     return None
 

@@ -16,7 +16,7 @@ from amaranth import ClockDomain, Elaboratable, Module, Signal
 from amaranth.build import Attrs, Pins, Resource, Subsignal
 from amaranth.lib import io
 
-from rtrig.gateware.capture import QuadSampler
+from rtrig.gateware.capture import SAMPLES, QuadSampler
 from rtrig.gateware.top import Rig
 
 __all__ = ["ECP5_CLK_FREQ", "ECP5_RIG_OPTIONS", "Board", "BoardTop", "rig_resource", "RIG_OUTPUTS", "RIG_INPUTS", "BUILD_TARGETS"]
@@ -35,7 +35,7 @@ BUILD_TARGETS = {
 
 
 #: The ECP5 boards' ``sync`` clock, and what their rig is built with at it
-#: (``Board.rig_options``): the compact gateware with four samples of each input per
+#: (``Board.rig_options``; the :class:`Rig`'s defaults): four samples of each input per
 #: clock (an IDDRX1F per pin clocked by ``fast``, twice ``sync``, behind a
 #: :class:`~rtrig.gateware.capture.QuadSampler`: ``pin_latency`` 2), interval channels,
 #: bursts, the two-level register read and four latency channels (isr, app and two
@@ -44,8 +44,8 @@ BUILD_TARGETS = {
 #: nextpnr's first seed with margin (docs/performance.md, "FPGA boards"). Half the
 #: cycles of a 60 MHz rig per µs also make its simulation twin twice as fast.
 ECP5_CLK_FREQ = 30_000_000
-ECP5_RIG_OPTIONS = {"compact": True, "samples": 4, "pin_latency": 2, "intervals": True,
-                    "bursts": True, "read_pipeline": True, "lat_channels": 4}
+ECP5_RIG_OPTIONS = {"pin_latency": 2, "intervals": True, "bursts": True,
+                    "read_pipeline": True, "lat_channels": 4}
 
 
 def rig_resource(pins, *, conn=None, out_attrs, in_attrs):
@@ -124,7 +124,8 @@ class Board:
         ``clk_freq`` (the SoC targets; the board's platform then has the resources
         ``soc_debug`` and ``soc_target`` of ``soc.py``).
     rig_options : dict
-        Further :class:`Rig` parameters (e.g. ``loop_depth`` on a small FPGA).
+        Further :class:`Rig` parameters (``pin_latency``, and ``intervals``,
+        ``bursts``, ``read_pipeline``, ``lat_channels`` where a board leaves them out).
     same_die_as : str
         Name of a variant on the same die, differing only in the device name, whose
         place-and-route result stands for this one (ECP5): the build takes that
@@ -183,8 +184,8 @@ class Board:
     @property
     def tick_step(self):
         """Ticks per ``sync`` cycle, the Rig's ``step``: the samples it takes of each
-        input per clock (``Rig(samples=…)``; 2 with ``ddr``)."""
-        return self.rig_options.get("samples") or (2 if self.rig_options.get("ddr") else 1)
+        input per clock (:data:`~rtrig.gateware.capture.SAMPLES`)."""
+        return SAMPLES
 
 
 class BoardTop(Elaboratable):
@@ -193,11 +194,11 @@ class BoardTop(Elaboratable):
     Every pin goes through a plain (unregistered) ``io.Buffer``: the Rig's stimulus
     outputs are flip-flop outputs already, and its input synchroniser is the first
     register the target's edges meet, so the delays the Rig subtracts (``IN_DELAY``)
-    are the pin-to-pin delays (docs/architecture.md, "Time and resolution"). A Rig with DDR input capture gets its inputs
-    through ``io.DDRBuffer``s (two registers: the Rig's ``pin_latency``); with four
-    samples per clock the buffers run in domain ``fast`` (twice ``sync``, from the
-    board's clocking) behind a :class:`~rtrig.gateware.capture.QuadSampler` (two
-    ``sync`` cycles deep).
+    are the pin-to-pin delays (docs/architecture.md, "Time and resolution"). The
+    target's pins reach the Rig through ``io.DDRBuffer``s in domain ``fast`` (twice
+    ``sync``, from the board's clocking) behind a
+    :class:`~rtrig.gateware.capture.QuadSampler` (two ``sync`` cycles deep: the Rig's
+    ``pin_latency``), four samples per clock.
     """
 
     def __init__(self, board):
@@ -223,13 +224,11 @@ class BoardTop(Elaboratable):
         m.domains.sync = ClockDomain("sync",
                                      reset_less="sync" in getattr(clocking, "gated", ()))
         m.submodules.rig = rig = self.rig()
-        step = rig.step
-        if step == 4:
-            m.domains.fast = ClockDomain("fast", reset_less=True)
-            m.submodules.quad = quad = QuadSampler(len(RIG_INPUTS))
-            m.d.comb += rig.ext_inputs.eq(quad.samples[0])
-            for j in range(3):
-                m.d.comb += rig.ext_later[j].eq(quad.samples[j + 1])
+        m.domains.fast = ClockDomain("fast", reset_less=True)
+        m.submodules.quad = quad = QuadSampler(len(RIG_INPUTS))
+        m.d.comb += rig.ext_inputs.eq(quad.samples[0])
+        for j in range(3):
+            m.d.comb += rig.ext_later[j].eq(quad.samples[j + 1])
 
         uart = platform.request(*b.uart, dir="-")
         m.submodules.uart_rx = uart_rx = io.Buffer("i", uart.rx)
@@ -242,19 +241,8 @@ class BoardTop(Elaboratable):
             m.submodules[f"pin_{name}"] = buf
             m.d.comb += buf.o.eq(getattr(rig, name))
         for bit, name in enumerate(RIG_INPUTS):
-            if step == 4:
-                buf = io.DDRBuffer("i", getattr(pins, name), i_domain="fast")
-                m.d.comb += [quad.pair[0][bit].eq(buf.i[0]), quad.pair[1][bit].eq(buf.i[1])]
-            elif step == 2:
-                # Two samples per clock (docs/boards.md): i[0] the earlier, i[1] the
-                # later; the buffer's two registers (the I/O cell's and the one that
-                # re-registers both samples) are the Rig's ``pin_latency``.
-                buf = io.DDRBuffer("i", getattr(pins, name), i_domain="sync")
-                m.d.comb += [rig.ext_inputs[bit].eq(buf.i[0]),
-                             rig.ext_later[0][bit].eq(buf.i[1])]
-            else:
-                buf = io.Buffer("i", getattr(pins, name))
-                m.d.comb += rig.ext_inputs[bit].eq(buf.i)
+            buf = io.DDRBuffer("i", getattr(pins, name), i_domain="fast")
+            m.d.comb += [quad.pair[0][bit].eq(buf.i[0]), quad.pair[1][bit].eq(buf.i[1])]
             m.submodules[f"pin_{name}"] = buf
 
         if b.extra is not None:

@@ -61,8 +61,7 @@ def _domains(board, target):
     from .soc import SOC_CLK_HZ
     if target == "rig":
         # Four samples per clock: the input registers run at twice ``sync``.
-        fast = {"fast": 2 * board.clk_freq} if board.tick_step == 4 else {}
-        return {"sync": board.clk_freq, **fast}
+        return {"sync": board.clk_freq, "fast": 2 * board.clk_freq}
     if target == "soc":
         return {"sync": board.clk_freq, "soc": SOC_CLK_HZ}
     return {"soc": SOC_CLK_HZ}

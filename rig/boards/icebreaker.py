@@ -68,10 +68,11 @@ BOARDS = [
         name="icebreaker", code=3, title="iCEBreaker (iCE40UP5K)",
         platform=RigICEBreakerPlatform, clk_freq=CLK_FREQ, clocking=_clocking,
         # The small rig (docs/boards.md): no model target, no on-chip statistics; to
-        # fit the UP5K's 5280 logic cells, the compact gateware (``Rig(compact=True)``);
-        # four samples per clock: 10.4 ns bins at a 24 MHz clock.
+        # fit the UP5K's 5280 logic cells, no interval channels, no bursts, the
+        # one-level register read; four samples per clock: 10.4 ns bins at 24 MHz.
         uart=("uart", 0), fifo_depth=256, with_model=False, with_stats=False,
-        rig_options={"compact": True, "samples": 4, "pin_latency": 2},
+        rig_options={"pin_latency": 2, "intervals": False, "bursts": False,
+                     "read_pipeline": False, "lat_channels": 2},
         yosys_after_read=_NO_COLLISION,
         programmer=_iceprog,
         bitstream_ext="bin",

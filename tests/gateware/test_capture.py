@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Four samples per clock behind the I/O cells: the :class:`EdgeDetector` given each
+"""Exact-cycle tests of the input capture (gateware/capture.py), four samples per
+clock behind the I/O cells: the :class:`EdgeDetector` given each
 cycle's four samples as :class:`QuadSampler` delivers them (those that see ticks
 4c … 4c + 3 of the cycle two edges back, ``pin_latency`` 2), checked against the pin's
 waveform in ticks, in the frame of the stimulus' own edges.
@@ -26,7 +27,7 @@ class QuadCapture(Elaboratable):
         self.n = n
         self.samples = [Signal(n, name=f"s{j}") for j in range(4)]
         self.stim = Signal(2)
-        self.edges = EdgeDetector(n, samples=4, pin_latency=PIN_LATENCY)
+        self.edges = EdgeDetector(n, pin_latency=PIN_LATENCY)
         self.tb = Timebase(4)
 
     def elaborate(self, platform):
@@ -126,6 +127,6 @@ def test_random_waveform_against_its_samples(seed):
 
 
 def test_delay_constants():
-    dut = EdgeDetector(1, samples=4, pin_latency=PIN_LATENCY)
+    dut = EdgeDetector(1, pin_latency=PIN_LATENCY)
     assert dut.in_delay == 4 * (IN_DELAY + 2) and dut.delay_cycles == IN_DELAY + 2
     dut._MustUse__silence = True

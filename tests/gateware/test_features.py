@@ -21,30 +21,30 @@ def owned(rig):
     return [name for f in features(rig).values() for name in f.registers]
 
 
-FULL_COMPACT = {"compact": True, "samples": 2, "intervals": True, "bursts": True}
+#: The iCEBreaker's rig: without interval channels, bursts and the two-level read.
+SMALL = {"intervals": False, "bursts": False, "read_pipeline": False, "lat_channels": 2}
 
 
-@pytest.mark.parametrize("kw", [{}, {"compact": True}, {"compact": True, "samples": 4},
-                                {"with_soc": True, "pin_latency": 1}, FULL_COMPACT])
+@pytest.mark.parametrize("kw", [{}, SMALL, {"with_soc": True, "pin_latency": 1},
+                                {"bursts": False}, {"intervals": False, "lat_channels": 2}])
 def test_features_declare_every_register_once(kw):
     names = owned(Rig(**kw))
-    # The compact rig has no interval channels and no bursts unless asked for.
+    # A rig without interval channels or bursts has not their registers.
     left_out = set()
-    if kw.get("compact") and not kw.get("intervals"):
+    if not kw.get("intervals", True):
         left_out |= {"LAT_EDGES"}
-    if kw.get("compact") and not kw.get("bursts"):
+    if not kw.get("bursts", True):
         left_out |= {"STIM_BURST", "STIM_GAP"}
     assert sorted(names) == sorted(r.name for r in REGISTERS if r.name not in left_out)
 
 
-@pytest.mark.parametrize("kw", [{}, {"compact": True}, FULL_COMPACT,
-                                {"compact": True, "intervals": True}])
+@pytest.mark.parametrize("kw", [{}, SMALL, {"bursts": False},
+                                {"intervals": False, "lat_channels": 2}])
 def test_caps_say_which_of_intervals_and_bursts_are_built_in(kw):
     from rtrig.protocol import Caps
     caps = features(Rig(**kw))["control"].values["CAPS"]
-    compact = kw.get("compact", False)
-    assert bool(caps & Caps.INTERVALS) == kw.get("intervals", not compact)
-    assert bool(caps & Caps.BURST) == kw.get("bursts", not compact)
+    assert bool(caps & Caps.INTERVALS) == kw.get("intervals", True)
+    assert bool(caps & Caps.BURST) == kw.get("bursts", True)
 
 
 def test_features_left_out_take_their_registers():
