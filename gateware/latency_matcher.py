@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Stimulus → response matching: one latency record per pulse and channel."""
+"""Stimulus → response matching: one latency record per pulse and channel, in few
+logic cells."""
 
 from types import SimpleNamespace
 
-from amaranth import Cat, Module, Mux, Signal, signed
+from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -19,14 +20,10 @@ __all__ = ["LatencyRecord", "LatencyMatcher", "matcher_signature"]
 LatencyRecord = LATENCY.struct()
 
 
-
-
 def matcher_signature(start_phase=False):
-    """The signature of every latency matcher (this one and
-    :class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`): a rig picks
-    either by configuration and connects them alike. ``in_phase`` is used by the lean
-    matcher's multi-sample capture only; ``stim_phase`` (with ``start_phase``) by a
-    lean matcher whose start edges come at any sample of a cycle."""
+    """The signature of a :class:`LatencyMatcher`: ``in_phase`` is the response edge's
+    sample in its cycle; ``stim_phase`` (with ``start_phase``) the start edge's, for a
+    matcher whose start edges come at any sample of a cycle."""
     members = {
         "enable": In(1), "clear": In(1),
         "stim_rise": In(1), "in_rise": In(1), "in_fall": In(1), "in_phase": In(2),
@@ -39,227 +36,324 @@ def matcher_signature(start_phase=False):
     return wiring.Signature(members)
 
 
-_IDLE, _WAIT_RISE, _WAIT_FALL = 0, 1, 2
+# State: bit 1 "the response has risen, waiting for its fall", bit 0 "a pulse waits for
+# a rise" (the current one in _WAIT_RISE, a queued one in _WAIT_FALL_Q).
+_IDLE, _WAIT_RISE, _WAIT_FALL, _WAIT_FALL_Q = 0b00, 0b01, 0b10, 0b11
+
+
+def _late_any(v, near, lo):
+    """Time-left counter ``v`` says late whatever the phase (held there: the counter
+    stops)."""
+    return v[33] & ~near if lo else v[33]
 
 
 class LatencyMatcher(wiring.Component):
-    """Matches stimulus pulses with one response channel.
+    """Matches stimulus pulses with one response channel, in few logic cells.
 
-    All inputs are the aligned edge strobes of :class:`EdgeDetector` (so one cycle
-    carries edges with one pin time ``t``). Per stimulus pulse the first response
-    rising edge after it gives ``latency``; the following falling edge gives
-    ``completion``. A pulse whose response has not risen when the next pulse arrives
-    (or ``timeout`` ticks have passed, if nonzero) is ``missed``; the timeout bounds the
-    wait for the rise only (a completion may be longer than a stimulus period). Edges with equal
-    time are ordered: response fall (belongs to the older pulse), stimulus, response
-    rise (belongs to the newer pulse). A response still high when the next pulse
-    arrives keeps its pulse; the new pulse waits behind it.
+    Per stimulus pulse the first response rising edge after it gives ``latency``, the following falling edge ``completion``. A pulse whose response
+    has not risen when the next pulse arrives (or after ``timeout`` ticks, if nonzero)
+    is ``missed``; the timeout bounds the wait for the rise only. Edges in one cycle are
+    ordered: response fall (belongs to the older pulse), stimulus, response rise
+    (belongs to the newer pulse). A response still high when the next pulse arrives
+    keeps its pulse; the new pulse waits behind it, and a pulse already waiting there
+    is missed. ``clear`` or a low ``enable`` drop the pulses held (without records);
+    the edges of that cycle are matched from the empty state.
 
-    All ports are in the ``sync`` domain.
+    Timeout: the pulse is missed if its response rises ``timeout`` or more ticks after
+    it (a rise at ``timeout - 1`` ticks still counts). The missed record is emitted in the first cycle
+    after the pulse's own whose time ``t`` (or ``t + in_phase`` of a response edge in
+    that cycle) is ``timeout`` or more ticks after the pulse, unless a stimulus in that
+    cycle replaces the pulse (then it is missed through ``rec_b``, same contents).
 
     Parameters
     ----------
     channel : int
         Channel number written into the records.
-    out_reg : bool
-        Register the records (default). Without, ``rec_a``/``rec_b`` come
-        combinationally from the data part and the registered decisions (about 300
-        flip-flops fewer; for a consumer that registers them, such as the
-        :class:`~rtrig.gateware.merge.RecordMerger`).
+    step : int
+        Ticks per cycle: 1 (``t`` advances by one per cycle), 2 (DDR-sampled response:
+        ticks are half clock periods, ``t`` is even and advances by two per cycle) or 4
+        (the response sampled four times per clock: ``t`` is a multiple of 4 and
+        advances by four per cycle). With 2 and 4, ``in_phase`` tells at which of the
+        cycle's ticks a response edge happened.
+    start_phase : bool
+        ``step`` 2 or 4 only: the start edges (``stim_rise``) come at any tick of a
+        cycle too, at ``t + stim_phase`` (an interval channel's start on a target pin).
+        Held times then keep their low bits, and edges in one cycle are taken in the
+        order of their ticks where it matters: a response rise at an earlier tick than
+        the cycle's start edge belongs to the pulse before it (or to none), one at the
+        same or a later tick to the new pulse, with latency ``in_phase - stim_phase``.
+        The timeout counts from the start edge's own tick.
 
     Members
     -------
     enable, clear : In(1)
-    stim_rise, in_rise, in_fall : In(1)
+    stim_rise : In(1)
+        A stimulus pulse rose at time ``t`` (always phase 0 with ``step`` 2 or 4,
+        unless ``start_phase``).
+    stim_phase : In(2)
+        ``start_phase`` only: the start edge of this cycle happened at
+        ``t + stim_phase``.
+    in_rise, in_fall : In(1)
+        The response rose / fell at time ``t + in_phase``; never both in one cycle (as
+        from :class:`~rtrig.gateware.capture.EdgeDetector`).
+    in_phase : In(2)
+        The response edge of this cycle happened at ``t + in_phase`` (0 to
+        ``step - 1``): ignored with ``step=1``, bit 0 only with ``step=2``, both bits
+        with ``step=4``. Read only in cycles with a response edge. A fall at any phase
+        in the cycle of a stimulus at ``t`` still belongs to the older pulse (an
+        approximation: the stimulus is taken as coming after it); a rise at phase ``p``
+        belongs to the new pulse, with latency ``p``.
     t : In(48)
-        Pin time of this cycle's edges.
+        Time of this cycle, in ticks (``sync`` domain).
     pulse : In(32)
         Index of the stimulus pulse whose rising edge is flagged this cycle.
     timeout : In(32)
-    in_phase : In(2)
-        Not used (one sample per cycle): the signature is :func:`matcher_signature`.
+        In ticks; 0: none. A pulse keeps the timeout set when it arrived; whether there
+        is one is read every cycle: change it
+        only while ``enable`` is low.
     rec_a_valid, rec_b_valid : Out(1)
-        One-cycle strobes; up to two records can complete in one cycle. A record
-        appears three cycles after the edge that completes it (two with
-        ``out_reg=False``; its figures are pin times and differences of pin times, so
-        the delay changes none of them).
+        One-cycle strobes, combinational: high in the same cycle as the edge (or the
+        time) that completes the record, zero cycles after it. ``rec_a``: the current
+        pulse completed (response fell) or timed out; ``rec_b``: a pulse missed
+        because a stimulus replaced or displaced it. Both can be high in one cycle.
     rec_a, rec_b : Out(LatencyRecord)
-        Valid with their strobes only (a consumer takes them in that cycle).
+        Combinational from the inputs and the held pulses; valid with their strobes
+        only (a consumer registers them in that cycle, as the
+        :class:`~rtrig.gateware.merge.RecordMerger` does).
 
-    ``t`` must advance by one per cycle (the :class:`EdgeDetector`'s does): the elapsed
-    times ``t - stim_t`` are kept as counters rather than computed by 48-bit
-    subtractions. A pulse keeps the ``timeout`` set when it arrived (the host writes it
-    while stopped).
-
-    Structure (for timing at 100 MHz): the inputs are registered; a narrow control
-    part (state, queued flag, timeout flag) decides each cycle what happens; its
-    decisions are registered and applied one cycle later to the wide data part
-    (pulse indices, times, elapsed-time counters, latency), so the decisions' large
-    fan-out starts at flip-flops. The timeout flag, which needs the data part's
-    current elapsed time, computes it from the lagging registers and the pending
-    decisions.
+    Structure (for area on an iCE40 at 48 MHz): no input register and no decision
+    pipeline; the edges of a cycle are matched in that cycle. Only the state, the
+    current pulse (index, time), the last stimulus pulse (index, time; the queued
+    pulse when there is one) and the latency are held, with a down-counter of the time
+    left before each held pulse is late. Elapsed times are one subtraction
+    ``t + in_phase - cur_t`` (its low bits are the latency and the completion);
+    lateness is a sign bit (a compare after the subtraction would be two carry chains
+    in a row, too slow for 48 MHz on an iCE40). ``t`` must advance by ``step`` per
+    cycle. A missed pulse is always the last stimulus
+    pulse or the current one, so each record field has a single source.
     """
 
-    def __init__(self, channel, out_reg=True):
+    def __init__(self, channel, step=1, start_phase=False):
+        if step not in (1, 2, 4):
+            raise ValueError(f"step must be 1, 2 or 4, not {step!r}")
+        if start_phase and step == 1:
+            raise ValueError("start phases need more than one sample per cycle (step 2 or 4)")
         self.channel = channel
-        self.out_reg = out_reg
-        super().__init__(matcher_signature())
+        self.step = step
+        self.start_phase = start_phase
+        super().__init__(matcher_signature(start_phase))
 
     def elaborate(self, platform):
         m = Module()
+        # Every stimulus time is a multiple of ``step``: the low ``lo`` bits of a held
+        # time are not stored (``start_phase``: they are, ``hold`` bits in all).
+        lo = self.step.bit_length() - 1
+        hold = TIME_WIDTH if self.start_phase else TIME_WIDTH - lo
 
-        # ---- input register (edge strobes, their time and pulse index move together)
-        stim, in_rise, in_fall = Signal(), Signal(), Signal()
-        t_in, pulse_in = Signal(TIME_WIDTH), Signal(32)
-        m.d.sync += [stim.eq(self.stim_rise & self.enable), in_rise.eq(self.in_rise),
-                     in_fall.eq(self.in_fall), t_in.eq(self.t), pulse_in.eq(self.pulse)]
+        stim = Signal()
+        ph = Signal(lo)                 # the phase of this cycle's response edge, or 0
+        m.d.comb += stim.eq(self.stim_rise & self.enable)
+        if lo:
+            m.d.comb += ph.eq(Mux(self.in_rise | self.in_fall, self.in_phase[:lo], 0))
+        ps = None                       # the phase of this cycle's start edge
+        start_t = self.t[lo:]           # the time held for a start edge of this cycle
+        if self.start_phase:
+            ps = Signal(lo)
+            m.d.comb += ps.eq(Mux(self.stim_rise, self.stim_phase[:lo], 0))
+            start_t = Cat(ps, self.t[lo:])
 
-        # Timeout thresholds, registered: "1 >= timeout", "2 >= timeout", timeout - 4.
-        t_nz, t_le1, t_le2, t_m4 = Signal(), Signal(), Signal(), Signal(signed(34))
-        m.d.sync += [t_nz.eq(self.timeout != 0), t_le1.eq(self.timeout <= 1),
-                     t_le2.eq(self.timeout <= 2), t_m4.eq(self.timeout - 4)]
+        # ---- held pulses: the current one, the last stimulus pulse, the latency.
+        # Invariant: waiting for a rise, the current pulse is the last stimulus pulse;
+        # waiting for a fall with a queued pulse, the queued one is.
+        # The current pulse's time is held inverted: ``t - cur_t`` is then an addition
+        # (``t + ~cur_t + 1``), whose carry chain needs no inverter per bit; the
+        # inversion moves to the record (and into the consumer's holding register).
+        cur_p, cur_tn = Signal(32), Signal(hold)
+        nxt_p, nxt_t = Signal(32), Signal(hold)
+        lat = Signal(32)
 
-        ctl = self._control(m, stim, in_rise, in_fall, t_nz)
-        q = self._decisions(m, ctl, pulse_in, t_in)
-        data = self._data(m, q, t_m4)
-        self._timeout_flag(m, ctl, q, data, t_le1, t_le2)
-        self._records(m, q, data)
-        return m
+        # Elapsed ticks from the current pulse to this cycle's response edge (to ``t``
+        # without one). Both times are multiples of ``step`` apart from the phase
+        # (``start_phase``: a full-width subtraction).
+        el = Signal(TIME_WIDTH)
+        if self.start_phase:
+            m.d.comb += el.eq(Cat(ph, self.t[lo:]) + cur_tn + 1)
+        else:
+            m.d.comb += el.eq(Cat(ph, self.t[lo:] + cur_tn + 1))
 
-    def _control(self, m, stim, in_rise, in_fall, t_nz):
-        """The control part: state, queued flag, timeout flag (``to_cur`` is
-        ``el_cur >= timeout``), and this cycle's decisions."""
-        st, nxt_v, to_cur = Signal(2), Signal(), Signal()
-        is_idle, is_wr, is_wf = Signal(), Signal(), Signal()
-        m.d.comb += [is_idle.eq(st == _IDLE), is_wr.eq(st == _WAIT_RISE),
-                     is_wf.eq(st == _WAIT_FALL)]
+        left = self._time_left(m, lo, ph, ps)
+        st, d = self._control(m, stim, left, ph, ps)
 
-        # Step 1: the response falls (or the window times out); a queued pulse, if
-        # any, becomes the current one (``take``).
-        fall_done, to_done, step1, take = Signal(), Signal(), Signal(), Signal()
-        m.d.comb += [
-            fall_done.eq(is_wf & in_fall),
-            to_done.eq(t_nz & to_cur & ~stim & is_wr),
-            step1.eq(fall_done | to_done),
-            take.eq(step1 & nxt_v),
-        ]
-        s1_wr, s1_wf, s1_idle = Signal(), Signal(), Signal()
-        m.d.comb += [
-            s1_wr.eq(take | (~step1 & is_wr)),
-            s1_wf.eq(~step1 & is_wf),
-            s1_idle.eq((step1 & ~nxt_v) | (~step1 & is_idle)),
-        ]
-        # Step 2: a stimulus pulse arrives. Waiting for a rise: the old pulse is missed
-        # and the new one replaces it; waiting for a fall: the new one is queued (a
-        # queued one already there is missed); idle: the new one becomes current.
-        new_cur, new_nxt, b_valid, s2_wr = Signal(), Signal(), Signal(), Signal()
-        m.d.comb += [
-            new_cur.eq(stim & ~s1_wf),
-            new_nxt.eq(stim & s1_wf),
-            b_valid.eq(stim & (s1_wr | (s1_wf & nxt_v))),
-            s2_wr.eq(s1_wr | (stim & s1_idle)),
-        ]
-        # Step 3: the response rises; latency = t - (current pulse's time).
-        rise_ok = Signal()
-        m.d.comb += rise_ok.eq(s2_wr & in_rise)
+        with m.If(stim):
+            m.d.sync += [nxt_p.eq(self.pulse), nxt_t.eq(start_t)]
+        with m.If(d.new_cur):
+            m.d.sync += [cur_p.eq(self.pulse), cur_tn.eq(~start_t)]
+        with m.Elif(d.take):
+            m.d.sync += [cur_p.eq(nxt_p), cur_tn.eq(~nxt_t)]
+        self._count_time_left(m, lo, stim, d, left)
+        # ``lat`` is 0 while the current pulse has not risen, so a missed record needs
+        # no gating. A pulse arriving with its rise: latency is the edge's phase (less
+        # the start's). A rise before this cycle's start edge: the current pulse's.
+        with m.If(d.new_cur | d.take):
+            m.d.sync += lat.eq(Mux(d.rise_ok, ph if ps is None else (ph - ps)[:lo], 0))
+        with m.Elif(d.rise_ok if ps is None else d.rise_ok | d.early):
+            m.d.sync += lat.eq(el[:32])
 
-        with m.If(self.clear | ~self.enable):
-            m.d.sync += [st.eq(_IDLE), nxt_v.eq(0)]
-        with m.Else():
-            with m.If(rise_ok | s1_wf):
-                m.d.sync += st.eq(_WAIT_FALL)
-            with m.Elif(s2_wr):
-                m.d.sync += st.eq(_WAIT_RISE)
-            with m.Else():
-                m.d.sync += st.eq(_IDLE)
-            m.d.sync += nxt_v.eq((nxt_v & ~step1) | new_nxt)
-        return SimpleNamespace(to_cur=to_cur, new_cur=new_cur, new_nxt=new_nxt, take=take,
-                               rise_ok=rise_ok, step1=step1, fall_done=fall_done,
-                               b_valid=b_valid, s1_wf=s1_wf)
+        # ---- records (fields valid with their strobes only, so the raw state is used).
+        def stim_time(held):
+            return Cat(Const(0, lo), held) if lo and not self.start_phase else held
 
-    def _decisions(self, m, ctl, pulse_in, t_in):
-        """The control part's decisions, registered for the data part."""
-        q_new_cur, q_take, q_new_nxt, q_rise = Signal(), Signal(), Signal(), Signal()
-        q_a, q_fall_done, q_b, q_b_nxt = Signal(), Signal(), Signal(), Signal()
-        q_pulse, q_t = Signal(32), Signal(TIME_WIDTH)
-        m.d.sync += [
-            q_new_cur.eq(ctl.new_cur), q_take.eq(ctl.take), q_new_nxt.eq(ctl.new_nxt),
-            q_rise.eq(ctl.rise_ok),
-            q_a.eq(ctl.step1), q_fall_done.eq(ctl.fall_done),
-            q_b.eq(ctl.b_valid), q_b_nxt.eq(ctl.take | ctl.s1_wf),
-            q_pulse.eq(pulse_in), q_t.eq(t_in),
-        ]
-        return SimpleNamespace(new_cur=q_new_cur, take=q_take, new_nxt=q_new_nxt, rise=q_rise,
-                               a=q_a, fall_done=q_fall_done, b=q_b, b_nxt=q_b_nxt,
-                               pulse=q_pulse, t=q_t)
-
-    def _data(self, m, q, t_m4):
-        """The data part, one cycle behind the control part: the current and the next
-        pulse (index, time, elapsed-time and time-left counters) and the latency."""
-        # el_cur = t - cur_t and el_nxt = t - nxt_t as counters, 32 bits plus a sticky
-        # overflow bit (only the low 32 bits and "at least 2**32" are ever used).
-        cur_p, cur_t, lat = Signal(32), Signal(TIME_WIDTH), Signal(32)
-        nxt_p, nxt_t = Signal(32), Signal(TIME_WIDTH)
-        el_cur, el_nxt = Signal(33), Signal(33)
-        inc_cur, inc_nxt = Signal(33), Signal(33)
-        for el, inc in ((el_cur, inc_cur), (el_nxt, inc_nxt)):
-            s = Signal(33)
-            m.d.comb += [s.eq(el[:32] + 1), inc.eq(Cat(s[:32], s[32] | el[32]))]
-        # Beside each el, rem = timeout - 3 - el, counting down and held once negative:
-        # "el + 2 >= timeout" is its sign bit (no compare on the timeout path). A
-        # pulse's timeout is the one set when it arrived.
-        rem_cur, rem_nxt = Signal(signed(34)), Signal(signed(34))
-        dec_cur, dec_nxt = Signal(signed(34)), Signal(signed(34))
-        m.d.comb += [dec_cur.eq(Mux(rem_cur[33], rem_cur, rem_cur - 1)),
-                     dec_nxt.eq(Mux(rem_nxt[33], rem_nxt, rem_nxt - 1))]
-        with m.If(q.new_cur):
-            m.d.sync += [cur_p.eq(q.pulse), cur_t.eq(q.t), el_cur.eq(1), rem_cur.eq(t_m4)]
-        with m.Elif(q.take):
-            m.d.sync += [cur_p.eq(nxt_p), cur_t.eq(nxt_t), el_cur.eq(inc_nxt),
-                         rem_cur.eq(dec_nxt)]
-        with m.Else():
-            m.d.sync += [el_cur.eq(inc_cur), rem_cur.eq(dec_cur)]
-        with m.If(q.rise):
-            with m.If(q.new_cur):
-                m.d.sync += lat.eq(0)
-            with m.Elif(q.take):
-                m.d.sync += lat.eq(el_nxt[:32])
-            with m.Else():
-                m.d.sync += lat.eq(el_cur[:32])
-        with m.If(q.new_nxt):
-            m.d.sync += [nxt_p.eq(q.pulse), nxt_t.eq(q.t), el_nxt.eq(1), rem_nxt.eq(t_m4)]
-        with m.Else():
-            m.d.sync += [el_nxt.eq(inc_nxt), rem_nxt.eq(dec_nxt)]
-        return SimpleNamespace(cur_p=cur_p, cur_t=cur_t, lat=lat, nxt_p=nxt_p, nxt_t=nxt_t,
-                               el_cur=el_cur, rem_cur=rem_cur, rem_nxt=rem_nxt)
-
-    def _timeout_flag(self, m, ctl, q, data, t_le1, t_le2):
-        """The timeout flag of the next cycle. The control part's "current" el values
-        are the data part's after the pending decisions: el + 1 for a kept pulse, 1
-        for a new one; so "current el + 1 >= timeout" is "lagging el + 2 >= timeout"
-        or "2 >= timeout"."""
-        gx_cur, gx_nxt, ge_cur, ge_nxt = Signal(), Signal(), Signal(), Signal()
-        m.d.comb += [
-            gx_cur.eq(data.rem_cur[33]),
-            gx_nxt.eq(data.rem_nxt[33]),
-            ge_cur.eq(Mux(q.new_cur, t_le2, Mux(q.take, gx_nxt, gx_cur))),
-            ge_nxt.eq(Mux(q.new_nxt, t_le2, gx_nxt)),
-        ]
-        m.d.sync += ctl.to_cur.eq(Mux(ctl.new_cur, t_le1, Mux(ctl.take, ge_nxt, ge_cur)))
-
-    def _records(self, m, q, data):
-        """The records, from the data part and the registered decisions."""
         a, b = Signal(LatencyRecord), Signal(LatencyRecord)
         m.d.comb += [
             a.channel.eq(self.channel), b.channel.eq(self.channel),
-            a.pulse.eq(data.cur_p), a.stim_t.eq(data.cur_t),
-            a.missed.eq(~q.fall_done),
-            a.latency.eq(Mux(q.fall_done, data.lat, 0)),
-            a.completion.eq(Mux(q.fall_done, data.el_cur[:32], 0)),
+            a.pulse.eq(cur_p), a.stim_t.eq(stim_time(~cur_tn)),
+            a.missed.eq(~st[1]),
+            a.latency.eq(lat),
+            a.completion.eq(Mux(st[1], el[:32], 0)),
+            b.pulse.eq(nxt_p), b.stim_t.eq(stim_time(nxt_t)),
             b.missed.eq(1),
-            b.pulse.eq(Mux(q.b_nxt, data.nxt_p, data.cur_p)),
-            b.stim_t.eq(Mux(q.b_nxt, data.nxt_t, data.cur_t)),
+            self.rec_a_valid.eq(d.fall_done | d.to_done), self.rec_a.eq(a),
+            self.rec_b_valid.eq(d.b_valid), self.rec_b.eq(b),
         ]
-        out = m.d.sync if self.out_reg else m.d.comb
-        out += [self.rec_a_valid.eq(q.a), self.rec_a.eq(a),
-                self.rec_b_valid.eq(q.b), self.rec_b.eq(b)]
+        return m
+
+    def _time_left(self, m, lo, ph, ps=None):
+        """The time left before each held pulse is late, and whether a rise now is.
+
+        For the current and the last stimulus pulse, a down-counter ``v = (pulse time +
+        timeout) - t - step``, loaded with ``timeout - 2 * step`` one cycle after the
+        pulse's stimulus and held once the pulse is late. A rise at ``t + ph`` is late
+        when ``v + step <= ph``: always for ``v <= -step`` (:func:`_late_any`), never
+        for ``v >= 0``, and in between (``near``: ``-step < v < 0``, a flip-flop
+        computed a cycle ahead; never with step 1) when ``ph >= v mod step`` (the low
+        bits of ``v``, which the counting keeps). So "late" comes from flip-flops, not
+        from a compare after a subtraction (two carry chains in a row do not fit in a
+        48 MHz cycle on an iCE40). :meth:`_count_time_left` counts them.
+
+        With start phases (``ps``, the start edge's phase) the pulse time is ``t + ps``:
+        the counters are loaded with ``timeout - 2 * step + ps``.
+        """
+        v_cur, v_nxt = Signal(signed(34)), Signal(signed(34))
+        near_cur, near_nxt = Signal(), Signal()
+        t_m = Signal(signed(34))
+        tps = self.timeout              # the timeout from the start of the cycle
+        if ps is not None:
+            tps = Signal(33)
+            m.d.comb += tps.eq(self.timeout + ps)
+        m.d.comb += t_m.eq(tps - 2 * self.step)
+
+        # A counter loaded with ``timeout - 2 * step``: step < timeout < 2 * step.
+        fresh_near = 0
+        if lo:
+            fresh_near = (tps[lo + 1:] == 0) & tps[lo] & (tps[:lo] != 0)
+
+        t_hi_zero, t_nz, late, late_new = (Signal() for _ in range(4))
+        t_small = Signal(lo)            # the timeout if below ``step``, else 0
+        if lo:
+            late_edge = _late_any(v_cur, near_cur, lo) | (near_cur & (ph >= v_cur[:lo]))
+        else:
+            late_edge = v_cur[33]
+        # The timeout's flags registered (it changes only while stopped): a 31-bit zero
+        # test is four LUT levels, too many in front of the matching.
+        m.d.comb += t_hi_zero.eq(self.timeout[lo:] == 0)
+        m.d.sync += t_nz.eq(~t_hi_zero | (self.timeout[:lo] != 0))
+        if lo:
+            m.d.sync += t_small.eq(Mux(t_hi_zero, self.timeout[:lo], 0))
+        m.d.comb += [
+            # A rise now would be at least ``timeout`` ticks after the current pulse.
+            late.eq(t_nz & late_edge),
+            # The same for a pulse arriving in this cycle (a rise ``in_phase`` after it:
+            # only a timeout below ``step`` can be reached).
+            late_new.eq(0 if not lo else
+                        (t_small != 0) & (ph >= t_small) if ps is None else
+                        (t_small != 0) & (ph >= ps) & ((ph - ps)[:lo] >= t_small)),
+        ]
+        return SimpleNamespace(v_cur=v_cur, v_nxt=v_nxt, near_cur=near_cur,
+                               near_nxt=near_nxt, t_m=t_m, fresh_near=fresh_near,
+                               late=late, late_new=late_new)
+
+    def _count_time_left(self, m, lo, stim, d, left):
+        """Steps the time-left counters of :meth:`_time_left` (``d``: the decisions of
+        :meth:`_control`)."""
+        step = self.step
+
+        def dec(v, near):
+            return Mux(_late_any(v, near, lo), v, v - step)
+
+        def near_after_dec(v):
+            # 0 < v < step (a held counter is negative).
+            return (v[lo:] == 0) & (v[:lo] != 0) if lo else 0
+
+        v_cur, v_nxt, near_cur, near_nxt = left.v_cur, left.v_nxt, left.near_cur, left.near_nxt
+        with m.If(d.new_cur):
+            m.d.sync += [v_cur.eq(left.t_m), near_cur.eq(left.fresh_near)]
+        with m.Elif(d.take):
+            m.d.sync += [v_cur.eq(dec(v_nxt, near_nxt)), near_cur.eq(near_after_dec(v_nxt))]
+        with m.Else():
+            m.d.sync += [v_cur.eq(dec(v_cur, near_cur)), near_cur.eq(near_after_dec(v_cur))]
+        with m.If(stim):
+            m.d.sync += [v_nxt.eq(left.t_m), near_nxt.eq(left.fresh_near)]
+        with m.Else():
+            m.d.sync += [v_nxt.eq(dec(v_nxt, near_nxt)), near_nxt.eq(near_after_dec(v_nxt))]
+
+    def _control(self, m, stim, left, ph=None, ps=None):
+        """The state as seen by this cycle's edges (empty after a clear), its next value,
+        and this cycle's decisions. With start phases (``ps``), a rise at an earlier
+        phase than this cycle's start edge comes before it (``early``: the current
+        pulse's rise, when it waits for one and is not late)."""
+        st = Signal(2)
+        is_wr, is_wf, queued = Signal(), Signal(), Signal()
+        m.d.comb += [
+            is_wr.eq((st == _WAIT_RISE) & self.enable & ~self.clear),
+            is_wf.eq(st[1] & self.enable & ~self.clear),
+            queued.eq((st == _WAIT_FALL_Q) & self.enable & ~self.clear),
+        ]
+        # Step 1: the response falls (or the wait for the rise times out); a queued
+        # pulse becomes the current one (``take``).
+        fall_done, to_done, take = Signal(), Signal(), Signal()
+        m.d.comb += [
+            fall_done.eq(is_wf & self.in_fall),
+            to_done.eq(is_wr & ~stim & left.late),
+            take.eq(queued & self.in_fall),
+        ]
+        s1_wr, s1_wf, s1_q = Signal(), Signal(), Signal()
+        before = early = 0
+        if ps is not None:
+            # A rise before the start edge: it belongs to the current pulse (or none).
+            before, early = Signal(), Signal()
+            m.d.comb += [before.eq(stim & self.in_rise & (ph < ps)),
+                         early.eq(before & is_wr & ~left.late)]
+        if ps is None:
+            m.d.comb += [
+                s1_wr.eq(take | (is_wr & ~to_done)),
+                s1_wf.eq(is_wf & ~self.in_fall),
+            ]
+        else:
+            m.d.comb += [
+                s1_wr.eq(take | (is_wr & ~to_done & ~early)),
+                s1_wf.eq((is_wf & ~self.in_fall) | early),
+            ]
+        m.d.comb += s1_q.eq(queued & ~self.in_fall)
+        # Step 2: a stimulus pulse arrives. Waiting for a rise: the waiting pulse is
+        # missed, the new one replaces it; waiting for a fall: the new one is queued (a
+        # queued one already there is missed); idle: the new one becomes current.
+        new_cur, b_valid, s2_wr = Signal(), Signal(), Signal()
+        m.d.comb += [
+            new_cur.eq(stim & ~s1_wf),
+            b_valid.eq(stim & (s1_wr | s1_q)),
+            s2_wr.eq(s1_wr | new_cur),
+        ]
+        # Step 3: the response rises; latency = rise time - current pulse's time.
+        rise_ok = Signal()
+        rise = self.in_rise if ps is None else self.in_rise & ~before
+        m.d.comb += rise_ok.eq(s2_wr & rise & ~(new_cur & left.late_new))
+
+        with m.If(rise_ok | s1_wf):
+            m.d.sync += st.eq(Cat(s1_q | (s1_wf & stim), 1))
+        with m.Elif(s2_wr):
+            m.d.sync += st.eq(_WAIT_RISE)
+        with m.Else():
+            m.d.sync += st.eq(_IDLE)
+        return st, SimpleNamespace(fall_done=fall_done, to_done=to_done, take=take,
+                                   new_cur=new_cur, b_valid=b_valid, rise_ok=rise_ok,
+                                   early=early)

@@ -8,8 +8,7 @@ from amaranth.lib.wiring import In, Out
 from ..protocol import N_INPUTS, N_LATENCY_CHANNELS, PacketType
 from ..records import LATENCY
 from .feature import Feature, packet_from_fifo, record_fifo
-from .latency_matcher import LatencyRecord
-from .latency_matcher_lean import LeanLatencyMatcher
+from .latency_matcher import LatencyMatcher, LatencyRecord
 from .link import TxPacket
 from .merge import RecordMerger
 from .timebase import TIME_WIDTH
@@ -25,7 +24,7 @@ class LatencyRecords(Feature):
 
     A matcher per channel (``LAT_CH_EN`` bit n: channel n, 0 ISR_OUT, 1 APP_OUT) pairs
     STIM0 rising edges with the channel's edges
-    (:class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`); its records pass
+    (:class:`~rtrig.gateware.latency_matcher.LatencyMatcher`); its records pass
     a :class:`~rtrig.gateware.merge.RecordMerger` straight into a FIFO in front of the
     link while ``STREAM_EN`` bit 1 is set. The pulse index counts STIM0 rising
     edges from 0 at ``clear`` and at a stimulus start.
@@ -54,7 +53,7 @@ class LatencyRecords(Feature):
     intervals : bool
         Interval channels (``LAT_EDGES``). With several samples per cycle, each
         channel's start edge keeps its phase
-        (:class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`
+        (:class:`~rtrig.gateware.latency_matcher.LatencyMatcher`
         ``start_phase``), so an interval between two pins is exact to the tick.
 
     Members
@@ -132,7 +131,7 @@ class LatencyRecords(Feature):
         # their records only while it is on.
         run = on | self.stat_on if self.with_statistics else on
         for ch in range(self.n_channels):
-            m.submodules[f"match{ch}"] = mt = LeanLatencyMatcher(
+            m.submodules[f"match{ch}"] = mt = LatencyMatcher(
                 ch, step=self.step, start_phase=phased)
             in_phase = self.phase[ch]
             if not self.intervals:

@@ -89,7 +89,7 @@ class Rig(wiring.Component):
     target run in clock cycles: their settings are used in steps of 4 ticks (register
     ``STIM_STEP``; other values are rounded down). The build is for area: matchers
     without a record register of their own
-    (:class:`~rtrig.gateware.latency_matcher_lean.LeanLatencyMatcher`), raw events
+    (:class:`~rtrig.gateware.latency_matcher.LatencyMatcher`), raw events
     queued once per cycle (:class:`~rtrig.gateware.events.EventGroups`: ``fifo_depth``
     counts cycles with edges, events come out in the order of their cycles), no
     register stage before the latency FIFO or after the packet arbiter, a block-RAM
