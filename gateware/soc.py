@@ -78,6 +78,21 @@ WishboneSignature = wiring.Signature({
 })
 
 
+def _pin_members():
+    """The SoC's pins, as members of :class:`SoC` and :class:`SoCBus`."""
+    return {
+        "irq": In(N_IRQ),
+        "gpio_in": In(1),
+        "gpio_out": Out(N_GPIO_OUT),
+        "console_valid": Out(1),
+        "console_data": Out(8),
+        "exit_valid": Out(1),
+        "exit_code": Out(32),
+        "trace_valid": Out(1),
+        "trace_data": Out(32),
+    }
+
+
 class SoCBus(wiring.Component):
     """RAM and I/O of the SoC behind VexRiscv's two Wishbone buses.
 
@@ -112,15 +127,7 @@ class SoCBus(wiring.Component):
             "dbus": In(WishboneSignature),
             "timer_irq": Out(1),
             "ext_irq": Out(1),
-            "irq": In(N_IRQ),
-            "gpio_in": In(1),
-            "gpio_out": Out(N_GPIO_OUT),
-            "console_valid": Out(1),
-            "console_data": Out(8),
-            "exit_valid": Out(1),
-            "exit_code": Out(32),
-            "trace_valid": Out(1),
-            "trace_data": Out(32),
+            **_pin_members(),
         })
 
     def elaborate(self, platform):
@@ -322,17 +329,7 @@ class SoC(wiring.Component):
     def __init__(self, image=b"", variant="Full"):
         self.words = load_image(image)
         self.variant = variant
-        super().__init__({
-            "irq": In(N_IRQ),
-            "gpio_in": In(1),
-            "gpio_out": Out(N_GPIO_OUT),
-            "console_valid": Out(1),
-            "console_data": Out(8),
-            "exit_valid": Out(1),
-            "exit_code": Out(32),
-            "trace_valid": Out(1),
-            "trace_data": Out(32),
-        })
+        super().__init__(_pin_members())
 
     def elaborate(self, platform):
         m = Module()
