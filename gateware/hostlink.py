@@ -67,7 +67,7 @@ class HostLink(Feature):
         m.submodules.rx = rx = UARTRx(self.divisor)
         m.submodules.rx_fifo = rx_fifo = fifo.SyncFIFOBuffered(width=8, depth=513)
         m.submodules.prx = prx = PacketRx()
-        m.submodules.cmdu = cmdu = CommandUnit(hold=True)
+        m.submodules.cmdu = cmdu = CommandUnit()
         m.d.comb += [
             rx.rx.eq(self.uart_rx),
             rx.clear.eq(clear),
@@ -93,10 +93,10 @@ class HostLink(Feature):
             m.d.sync += rx_errors.eq(rx_errors + prx.error + rx.error)
 
         sources = [cmdu.resp] + [flipped(getattr(self, f"s{k}")) for k in range(self.n_streams)]
-        m.submodules.arb = arb = StreamRoundRobin(TxPacket, len(sources), out_reg=False)
+        m.submodules.arb = arb = StreamRoundRobin(TxPacket, len(sources))
         for k, s in enumerate(sources):
             connect(m, s, getattr(arb, f"i{k}"))
-        m.submodules.ptx = ptx = PacketTx(hold=True)
+        m.submodules.ptx = ptx = PacketTx()
         m.submodules.tx = tx = UARTTx(self.divisor)
         connect(m, arb.out, ptx.pkt)
         connect(m, ptx.bytes_out, tx.data)

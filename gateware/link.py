@@ -167,8 +167,8 @@ class CommandUnit(wiring.Component):
         to the cycle after; ``r_data`` is valid the second cycle after ``r_en``.
     r_data : In(32)
 
-    With ``hold`` the command stays on ``cmd`` until it is done (``ready`` then): the
-    unit keeps no copy of it (for small FPGAs).
+    The command stays on ``cmd`` until it is done (``ready`` then): the unit keeps no
+    copy of it.
     """
 
     cmd: In(stream.Signature(Command))
@@ -179,16 +179,9 @@ class CommandUnit(wiring.Component):
     r_en: Out(1)
     r_data: In(32)
 
-    def __init__(self, hold=False):
-        self.hold = hold
-        super().__init__()
-
     def elaborate(self, platform):
         m = Module()
-        if self.hold:
-            c = self.cmd.payload
-        else:
-            c = Signal(Command)
+        c = self.cmd.payload
         remaining = Signal(16)
         value = Signal(32)
         rtype = Signal(8)
@@ -200,11 +193,7 @@ class CommandUnit(wiring.Component):
         ]
         with m.FSM():
             with m.State("IDLE"):
-                if not self.hold:
-                    m.d.comb += self.cmd.ready.eq(1)
                 with m.If(self.cmd.valid):
-                    if not self.hold:
-                        m.d.sync += c.eq(self.cmd.payload)
                     with m.If(self.cmd.payload.type == PacketType.WRITE):
                         m.next = "WRITE"
                     with m.Else():
@@ -217,8 +206,7 @@ class CommandUnit(wiring.Component):
                 m.next = "RESPOND"
             with m.State("READ"):
                 with m.If(remaining == 0):
-                    if self.hold:
-                        m.d.comb += self.cmd.ready.eq(1)
+                    m.d.comb += self.cmd.ready.eq(1)
                     m.next = "IDLE"
                 with m.Else():
                     m.d.comb += self.r_en.eq(1)
@@ -236,8 +224,7 @@ class CommandUnit(wiring.Component):
                     with m.If(rtype == PacketType.READ_DATA):
                         m.next = "SETTLE"
                     with m.Else():
-                        if self.hold:
-                            m.d.comb += self.cmd.ready.eq(1)
+                        m.d.comb += self.cmd.ready.eq(1)
                         m.next = "IDLE"
             with m.State("SETTLE"):
                 # One spare cycle so a read side effect (address auto-increment of a
@@ -250,10 +237,8 @@ class CommandUnit(wiring.Component):
 class StreamRoundRobin(wiring.Component):
     """Round-robin merge of ``n`` streams of one shape (one beat = one packet).
 
-    With ``out_reg`` (the default) the output is registered: a beat leaves one cycle
-    after it is taken from its input. Without, the output is the selected input
-    (a wide multiplexer, no copy of the payload; for small FPGAs); the selection
-    moves on when the selected input has nothing or its beat was taken.
+    The output is the selected input (a wide multiplexer, no copy of the payload); the
+    selection moves on when the selected input has nothing or its beat was taken.
 
     All ports are in the ``sync`` domain.
 
@@ -264,9 +249,8 @@ class StreamRoundRobin(wiring.Component):
     out : Out(stream.Signature(shape))
     """
 
-    def __init__(self, shape, n, out_reg=True):
+    def __init__(self, shape, n):
         self.n = n
-        self.out_reg = out_reg
         super().__init__({
             **{f"i{k}": In(stream.Signature(shape)) for k in range(n)},
             "out": Out(stream.Signature(shape)),
@@ -278,24 +262,12 @@ class StreamRoundRobin(wiring.Component):
         ins = [getattr(self, f"i{k}") for k in range(self.n)]
         cur_valid = Signal()
         advance = Signal()
-        if self.out_reg:
-            space = Signal()
-            m.d.comb += [space.eq(~self.out.valid | self.out.ready), advance.eq(~cur_valid | space)]
-            with m.If(self.out.ready):
-                m.d.sync += self.out.valid.eq(0)
-            with m.Switch(sel):
-                for k, s in enumerate(ins):
-                    with m.Case(k):
-                        m.d.comb += [cur_valid.eq(s.valid), s.ready.eq(space)]
-                        with m.If(s.valid & space):
-                            m.d.sync += [self.out.valid.eq(1), self.out.payload.eq(s.payload)]
-        else:
-            m.d.comb += advance.eq(~cur_valid | self.out.ready)
-            with m.Switch(sel):
-                for k, s in enumerate(ins):
-                    with m.Case(k):
-                        m.d.comb += [cur_valid.eq(s.valid), s.ready.eq(self.out.ready),
-                                     self.out.valid.eq(s.valid), self.out.payload.eq(s.payload)]
+        m.d.comb += advance.eq(~cur_valid | self.out.ready)
+        with m.Switch(sel):
+            for k, s in enumerate(ins):
+                with m.Case(k):
+                    m.d.comb += [cur_valid.eq(s.valid), s.ready.eq(self.out.ready),
+                                 self.out.valid.eq(s.valid), self.out.payload.eq(s.payload)]
         with m.If(advance):
             m.d.sync += sel.eq(Mux(sel == self.n - 1, 0, sel + 1))
         return m
@@ -307,13 +279,9 @@ class PacketTx(wiring.Component):
 
     All ports are in the ``sync`` domain.
 
-    Parameters
-    ----------
-    hold : bool
-        ``False`` (default): a packet is copied when it is taken. ``True``: the packet
-        stays on ``pkt`` while it is sent and is taken (``ready``) with its last byte,
-        so the framer keeps no copy (for small FPGAs; the source must hold its
-        payload while ``valid``, as a stream does).
+    The packet stays on ``pkt`` while it is sent and is taken (``ready``) with its last
+    byte, so the framer keeps no copy (the source must hold its payload while
+    ``valid``, as a stream does).
 
     Members
     -------
@@ -327,25 +295,15 @@ class PacketTx(wiring.Component):
     bytes_out: Out(stream.Signature(8))
     seq: Out(8)
 
-    def __init__(self, hold=False):
-        self.hold = hold
-        super().__init__()
-
     def elaborate(self, platform):
         m = Module()
         m.submodules.crc = crc_ = _crc16()
-        if self.hold:
-            # The byte to send next is fetched from the waiting packet into a register
-            # (states FETCH, FETCH_BYTE) before PREP looks at it: the packet comes
-            # through the sender's multiplexers, far from here.
-            length = self.pkt.payload.length
-            ptype, body_byte, word = Signal(8), Signal(8), Signal(32)
-            index = Signal(range(MAX_PAYLOAD))
-        else:
-            length = Signal(5)
-            ptype = Signal(8)
-            shreg = Signal(MAX_PAYLOAD * 8)
-            body_byte = shreg[:8]
+        # The byte to send next is fetched from the waiting packet into a register
+        # (states FETCH, FETCH_BYTE) before PREP looks at it: the packet comes through
+        # the sender's multiplexers, far from here.
+        length = self.pkt.payload.length
+        ptype, body_byte, word = Signal(8), Signal(8), Signal(32)
+        index = Signal(range(MAX_PAYLOAD))
         phase = Signal(range(MAX_PAYLOAD + 6))
         esc_sent = Signal()
         b = self._next_byte(m, phase, esc_sent, ptype, body_byte, crc_)
@@ -357,21 +315,10 @@ class PacketTx(wiring.Component):
             Signal(name=n) for n in ("adv_q", "body_q", "start_q", "shift_q", "end_q"))
         m.d.comb += self.bytes_out.payload.eq(out_q)
 
-        prep = "FETCH" if self.hold else "PREP"
         with m.FSM():
             with m.State("IDLE"):
-                if not self.hold:
-                    m.d.comb += self.pkt.ready.eq(1)
                 with m.If(self.pkt.valid):
-                    m.d.sync += [phase.eq(0), esc_sent.eq(0)]
-                    if self.hold:
-                        m.d.sync += index.eq(0)
-                    else:
-                        m.d.sync += [
-                            ptype.eq(self.pkt.payload.type),
-                            length.eq(self.pkt.payload.length),
-                            shreg.eq(self.pkt.payload.payload),
-                        ]
+                    m.d.sync += [phase.eq(0), esc_sent.eq(0), index.eq(0)]
                     m.next = "LEAD"
             with m.State("LEAD"):
                 # A leading END closes off whatever a torn earlier packet left behind.
@@ -379,16 +326,15 @@ class PacketTx(wiring.Component):
                 m.d.sync += [b.len2.eq(length + 2), b.len3.eq(length + 3),
                              b.len4.eq(length + 4)]
                 with m.If(self.bytes_out.ready):
-                    m.next = prep
-            if self.hold:
-                # In two steps: the 32-bit word, then the byte (each a short mux).
-                with m.State("FETCH"):
-                    m.d.sync += [ptype.eq(self.pkt.payload.type),
-                                 word.eq(self.pkt.payload.payload.word_select(index[2:], 32))]
-                    m.next = "FETCH_BYTE"
-                with m.State("FETCH_BYTE"):
-                    m.d.sync += body_byte.eq(word.word_select(index[:2], 8))
-                    m.next = "PREP"
+                    m.next = "FETCH"
+            # In two steps: the 32-bit word, then the byte (each a short mux).
+            with m.State("FETCH"):
+                m.d.sync += [ptype.eq(self.pkt.payload.type),
+                             word.eq(self.pkt.payload.payload.word_select(index[2:], 32))]
+                m.next = "FETCH_BYTE"
+            with m.State("FETCH_BYTE"):
+                m.d.sync += body_byte.eq(word.word_select(index[:2], 8))
+                m.next = "PREP"
             with m.State("PREP"):
                 # (After the last body byte, the CRC register holds it from this cycle.)
                 m.d.sync += [out_q.eq(b.out), raw_q.eq(b.raw),
@@ -399,7 +345,7 @@ class PacketTx(wiring.Component):
             with m.State("SEND"):
                 m.d.comb += [self.bytes_out.valid.eq(1), self.bytes_out.payload.eq(out_q)]
                 with m.If(self.bytes_out.ready):
-                    m.next = prep
+                    m.next = "FETCH"
                     with m.If(~adv_q):
                         m.d.sync += esc_sent.eq(1)
                     with m.Else():
@@ -408,14 +354,10 @@ class PacketTx(wiring.Component):
                             m.d.comb += [crc_.valid.eq(1), crc_.data.eq(raw_q),
                                          crc_.start.eq(start_q)]
                         with m.If(shift_q):
-                            if self.hold:
-                                m.d.sync += index.eq(index + 1)
-                            else:
-                                m.d.sync += shreg.eq(shreg >> 8)
+                            m.d.sync += index.eq(index + 1)
                         with m.If(end_q):
                             m.d.sync += self.seq.eq(self.seq + 1)
-                            if self.hold:
-                                m.d.comb += self.pkt.ready.eq(1)
+                            m.d.comb += self.pkt.ready.eq(1)
                             m.next = "IDLE"
         return m
 

@@ -80,8 +80,8 @@ def test_event_groups_count_what_the_full_fifo_drops():
     assert got[:4] == [(1020, 0, 1), (1020, 3, 0), (1022, 0, 1), (1022, 3, 0)]
 
 
-def test_round_robin_without_register_holds_the_selected_input():
-    dut = StreamRoundRobin(8, 3, out_reg=False)
+def test_round_robin_holds_the_selected_input():
+    dut = StreamRoundRobin(8, 3)
     out = []
 
     async def tb(ctx):
