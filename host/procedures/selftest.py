@@ -26,8 +26,8 @@ LOOPBACK_CHECKS = [(0, 50_000, 100), (1, 50_000, 100), (2, 20_000, 100), (123, 5
 def loopback_checks(stim_step=1, max_ticks=None):
     """:data:`LOOPBACK_CHECKS` as a rig makes them: each delay a whole number of its
     stimulus steps (``stim_step`` ticks; the settings refuse the others), and at most
-    ``max_ticks`` (a board's compact rig delays through a delay line of a fixed
-    length; None: no limit)."""
+    ``max_ticks`` (a board's rig delays through a delay line of a fixed length; None:
+    no limit)."""
     out = []
     for delay, freq, count in LOOPBACK_CHECKS:
         delay -= delay % stim_step

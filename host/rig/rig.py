@@ -89,9 +89,9 @@ class Rig(StatisticsReads, CounterReads):
     @functools.cached_property
     def loopback_max_ticks(self):
         """The longest delay this rig's loopback target makes, in ticks, or None when it
-        has no fixed limit (:func:`rtrig.boards.loopback_limit_cycles`: a board's
-        compact rig delays STIM0 through a delay line of so many clock cycles, and
-        each clock cycle is ``stim_step`` ticks)."""
+        has no fixed limit (:func:`rtrig.boards.loopback_limit_cycles`: a board's rig
+        delays STIM0 through a delay line of so many clock cycles, and each clock cycle
+        is ``stim_step`` ticks)."""
         from ...boards import loopback_limit_cycles
         cycles = loopback_limit_cycles(self.info.get("board", 0))
         return None if cycles is None else cycles * self.stim_step
@@ -181,10 +181,10 @@ class Rig(StatisticsReads, CounterReads):
                              f"rig's gateware has {self.latency_channels} latency channels",
                              hint="isr and app take channels 0 and 1, an interval any other")
         if edges != LAT_EDGES_RESET and not self.has_caps(Caps.INTERVALS):
-            raise UsageError("this rig's gateware has no interval channels (the compact "
-                             "iCE40 build): it times stimulus → isr/app only")
+            raise UsageError("this rig's gateware has no interval channels (the "
+                             "iCEBreaker's build): it times stimulus → isr/app only")
         if burst and not self.has_caps(Caps.BURST):
-            raise UsageError("this rig's gateware has no burst stimulus (the compact iCE40 "
+            raise UsageError("this rig's gateware has no burst stimulus (the iCEBreaker's "
                              "build)")
         if self.has_caps(Caps.INTERVALS):
             more.setdefault("LAT_EDGES", edges)

@@ -114,7 +114,7 @@ def run_suite(rig, path, tests=TESTS, iterations=1000, target="soc", load=False,
                      else "the order of --tests (no TRACE words)"}
     if any(t in IRQ_TESTS for t in tests) and not rig.has_caps(Caps.INTERVALS):
         raise UsageError("the interrupt tests need STIM1 and STIM edge events, which this "
-                         "rig's gateware lacks (the compact iCE40 build)")
+                         "rig's gateware lacks (the iCEBreaker's build)")
     run = CaptureRun(rig, path, meta, Progress(len(tests), f"suite on {target}", progress))
     events = _SuiteEvents(rig, run.writer, tests, iterations, target, load, _Trace(trace))
     run.salvage = events.salvage
