@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Exact-cycle tests of the blocks of the compact rig (``Rig(compact=True)``)."""
+"""Exact-cycle tests of the raw events' queue (``EventGroups``), the link's round robin
+and the register file's one-level read (the iCEBreaker's)."""
 
 import random
 
