@@ -283,6 +283,39 @@ def test_no_long_function_in_gateware_or_host():
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines, split them: {long}"
 
 
+#: Lines a C function of firmware/ may take (the target's code, the Linux module and
+#: program included).
+MAX_C_FUNCTION_LINES = 60
+
+
+def _long_c_functions(limit, files=None):
+    """{"file:function": lines} of the C functions in firmware/ over ``limit`` lines,
+    measured by lizard (its C parser: declarations, macros and bodies as written)."""
+    import lizard
+    if files is None:
+        files = [p for p in sorted((ROOT / "firmware").rglob("*.[ch]"))
+                 if "build" not in p.relative_to(ROOT).parts]
+    out = {}
+    for path in files:
+        for fn in lizard.analyze_file(str(path)).function_list:
+            n = fn.end_line - fn.start_line + 1
+            if n > limit:
+                out[f"{Path(path).relative_to(ROOT)}:{fn.name}"] = n
+    return out
+
+
+def test_long_c_functions_are_found():
+    # the check would pass vacuously if it parsed nothing
+    long = _long_c_functions(20)
+    assert any(k.startswith("firmware/kernel/") for k in long), long
+    assert any(k.startswith("firmware/linux/") for k in long), long
+
+
+def test_no_long_c_function_in_firmware():
+    long = _long_c_functions(MAX_C_FUNCTION_LINES)
+    assert not long, f"C functions over {MAX_C_FUNCTION_LINES} lines, split them: {long}"
+
+
 def _shared_test_basenames(paths):
     """Test module basenames that occur in more than one folder: pytest's default
     import mode loads such a pair as one module and refuses the second file."""
