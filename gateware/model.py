@@ -99,8 +99,9 @@ class _State:
 class ModelTarget(wiring.Component):
     """A CPU-like DUT emulator with run-time parameters, in the ``sync`` domain.
 
-    All durations are unsigned tick counts (1 tick = one ``sync`` cycle, 10 ns at
-    100 MHz), held constant while the model runs; assert ``reset`` after changing
+    All durations are unsigned tick counts (1 tick = one ``sync`` cycle: 33.33 ns at
+    the ECP5 boards' 30 MHz; the rig's targets feature turns its ticks into cycles),
+    held constant while the model runs; assert ``reset`` after changing
     them, and release it no sooner than :data:`PARAM_SETTLE` cycles after the last
     change (the parameters pass through registers and the jitter multiplier is
     pipelined; the behaviour after reset is unchanged). A duration of 0 behaves as 1, except ``isr_jitter`` (0 = no jitter) and

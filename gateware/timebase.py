@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 __all__ = ["Timebase", "TIME_WIDTH"]
 
-#: Width of a timestamp in bits: 2**48 ticks at 100 MHz is 32.6 days.
+#: Width of a timestamp in bits: 2**48 ticks of 8.33 ns (the ECP5 boards') is 27.1 days.
 TIME_WIDTH = 48
 
 
@@ -23,7 +23,7 @@ class Timebase(wiring.Component):
     -------
     now : Out(48)
         Ticks since reset; ``now`` equals the cycle number times ``step`` (cycle 0 is
-        the first after reset). At 100 MHz one tick is 10 ns.
+        the first after reset). At 30 MHz with ``step`` 4 one tick is 8.33 ns.
     latch : In(1)
         Copy ``now[32:48]`` into ``latched_hi`` (used by the ``TIME_LO`` register read,
         so a 48-bit time is read consistently as two 32-bit words).
