@@ -124,10 +124,14 @@ def test_default_pulses_detects_one_percent():
     (["--from", "10k", "--to", "20k", "--channels", "isr,irq"], "unknown channel 'irq'"),
     (["--from", "10k", "--to", "20k", "--channels", "stim0+..stim0+"], "same edge"),
     (["--from", "10k", "--to", "20k", "--channels", "isr,app,isr"], "named twice"),
+    (["--from", "10k", "--to", "20k", "--twins", "0"], "--twins must be 1 or more"),
+    (["--from", "10k", "--to", "20k", "--twins", "2", "--port", "/dev/null"],
+     "--twins applies to --sim only"),
 ])
 def test_cli_rejects_bad_input(args, text, capsys):
     with pytest.raises(SystemExit) as e:
-        main(["sweep", "--sim", "--target", "model", *args])
+        sim = [] if "--port" in args else ["--sim"]
+        main(["sweep", *sim, "--target", "model", *args])
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and text in err
