@@ -122,8 +122,8 @@ def _decimal_bytes(columns, decimals):
 def write_csv(cap, f, chunk=200_000):
     """One row per pulse (see :func:`pulse_table`), times in ns; empty = no value.
 
-    Times are integers when the tick is a whole number of ns (10 ns at 100 MHz),
-    else they carry three decimals. A suite capture (``rtrig suite``) gets one row per
+    Times are integers when the tick is a whole number of ns, else (8.33 ns on the
+    ECP5 boards) they carry three decimals. A suite capture (``rtrig suite``) gets one row per
     iteration instead (:func:`write_suite_csv`).
     """
     if cap.meta.get("mode") == "suite":
@@ -251,10 +251,10 @@ def _vcd_timescale(tick_hz):
 def write_vcd(cap, f):
     """Raw events as a VCD: one wire per input seen, times from the first event.
 
-    The timescale is one tick (``10 ns`` at 100 MHz) when it can be written
-    exactly, else 1 ps. Times are rebased so the file starts at #0 (the original
-    tick of #0 is in a ``$comment``); every wire starts low unless its first edge
-    is a falling one.
+    The timescale is one tick when it can be written exactly (1, 10 or 100 ns, ps
+    or fs), else 1 ps (the ECP5 boards' 8.33 ns ticks). Times are rebased so the
+    file starts at #0 (the original tick of #0 is in a ``$comment``); every wire
+    starts low unless its first edge is a falling one.
     """
     ev = cap.events
     if len(ev) == 0:

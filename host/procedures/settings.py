@@ -106,8 +106,9 @@ class CaptureSettings:
 
         period = whole(round(tick_hz / self.freq))
         if period < 4 * step:
-            raise UsageError(f"{self.freq:g} Hz is too fast for a {tick_hz / 1e6:g} MHz rig "
-                             f"(period {period} ticks; at least {4 * step})")
+            raise UsageError(f"{self.freq:g} Hz is too fast for a rig of "
+                             f"{tick_hz / step / 1e6:g} MHz (period {period} ticks; at least "
+                             f"{4 * step}, four clock cycles)")
         if period >= 2**31:
             raise UsageError(f"{self.freq:g} Hz is too slow (period over 2^31 ticks)")
         high = min(max(step, whole(round(period * self.duty))), period - step)

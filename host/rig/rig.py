@@ -47,7 +47,7 @@ MODEL_REGS = {name: Reg[reg] for name, reg in MODEL_PARAM_REGS.items()}
 
 #: Rig ticks waited beyond the response timeout after the last pulse before a run's
 #: records and counters are taken as final (the matcher, merger and statistics
-#: pipelines are a few cycles deep; 100 µs at 100 MHz leaves room for any of them).
+#: pipelines are a few cycles deep; 333 µs at 30 MHz leaves room for any of them).
 DRAIN_TICKS = 10_000
 #: Seconds between polls of the rig while waiting on its clock or its stimulus: one or
 #: two register reads (~1 ms on the simulation twin, ~0.2 ms on a 3 Mbaud rig), so

@@ -2,8 +2,8 @@
 // Simulation twin harness: runs the rig's Verilog (Verilator) and bridges its UART
 // pins to a TCP socket, bit by bit at the rig's own baud divisor, so the host talks
 // to the simulation over exactly the byte protocol of a real rig. The fast twin is
-// built with a divisor of 4 (25 Mbaud at 100 MHz), the line-rate twin with the
-// board's (33: 3 Mbaud); this harness shifts whatever divisor it is given.
+// built with a divisor of 4 (7.5 Mbaud at the ECP5 boards' 30 MHz), the line-rate twin
+// with the board's (10: 3 Mbaud); this harness shifts whatever divisor it is given.
 //
 // Usage: rtrig-sim --divisor N [--port P] [--poll CYCLES] [--parent PID] [--console PATH]
 //                  [--trace PATH] [--ram PATH]
@@ -61,9 +61,9 @@ static bool soc_load_ram(VerilatedContext &ctx) {
 
 // The SoC clock beside the rig's, both from one PLL on a board: their rising edges
 // align every lcm of the two periods. Times are in a unit that divides both half
-// periods: the rig's half period is RTRIG_RIG_HALF units, the SoC's RTRIG_SOC_HALF (1
-// and 2 for the default twin's 100 MHz rig and 50 MHz SoC, 5 and 3 for the ECP5
-// boards' 30 MHz rig; rtrig.host.sim.build defines both). The first SoC rising edge
+// periods: the rig's half period is RTRIG_RIG_HALF units, the SoC's RTRIG_SOC_HALF (5
+// and 3 for the ECP5 boards' 30 MHz rig and the 50 MHz SoC; rtrig.host.sim.builder
+// defines both). The first SoC rising edge
 // after reset is the rig's first.
 //
 // Only rising edges do anything (no logic of the twin runs on a falling edge or reads

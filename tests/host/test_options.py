@@ -193,3 +193,10 @@ def test_docs_ci_lists_the_fixtures_options():
     for command, part in (("capture", capture), ("sweep", sweep)):
         missing = [n for n in options(command, api=True) if f"`{n}`" not in part]
         assert not missing, f"docs/ci.md's rtrig.{command} lacks {missing}"
+
+
+def test_a_rate_over_a_quarter_of_the_clock_is_refused_naming_the_clock():
+    from rtrig.host.procedures.settings import CaptureSettings
+    CaptureSettings(freq=7.5e6, count=10).ticks(120_000_000, 4)      # four cycles: taken
+    with pytest.raises(UsageError, match=r"too fast for a rig of 30 MHz .*at least 16"):
+        CaptureSettings(freq=8e6, count=10).ticks(120_000_000, 4)

@@ -4,7 +4,7 @@
 The target runs the ``suite`` program (``firmware/apps/suite``; the marker protocol in
 docs/suite.md): per test, MARKER2 is high around its iterations; per iteration,
 MARKER0 rises as the timed operation starts and MARKER1 as it completes. The rig
-timestamps those edges (raw events, 10 ns on a 100 MHz rig) and the host pairs each
+timestamps those edges (raw events, to the rig's tick: 8.33 ns on the ECP5 boards) and the host pairs each
 MARKER0 rise with the MARKER1 rise after it: one interval per iteration, cut into
 tests by MARKER2. On the SoC twin the program also frames each test with TRACE words
 (BEGIN with the test's index, its counts, END) and counts each iteration itself
