@@ -6,6 +6,15 @@
 #include "arch.h"
 #include "kernel.h"
 
+/*
+ * arch_switch_pend where only a thread asks (a yield, a thread blocking; never an
+ * interrupt handler): a port may define it in arch_port.h as a switch that skips the
+ * handler check (riscv32: riscv_switch_thread).
+ */
+#ifndef ARCH_SWITCH_FROM_THREAD
+#define ARCH_SWITCH_FROM_THREAD() arch_switch_pend()
+#endif
+
 #define K_CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 static K_INLINE void k_list_init(struct k_list *l)

@@ -145,7 +145,7 @@ static K_INLINE struct k_thread *sched_highest(void)
  * choice: no bitmap search at the switch (a yield to a peer). A choice above t stays.
  * The test build's scan (K_CONFIG_SCHED_LINEAR) stays in the switch's search.
  */
-static bool ready_rotate(struct k_thread *t)
+K_HOT static bool ready_rotate(struct k_thread *t)
 {
     struct k_list *l = &ready_lists[t->prio];
     if (l->next == l->prev)
@@ -300,9 +300,9 @@ void k_tick_announce_from_isr(uint32_t n)
     }
     /*
      * Taken from idle, the tick leaves the switch to the thread it woke to the idle
-     * thread (its loop asks for it with an ecall): the tick's trap stays short, and an
-     * interrupt that arrives meanwhile is taken between the two traps instead of
-     * waiting for both (docs/kernel.md, non-preemptible sections).
+     * thread (its loop asks for it): the tick's trap stays short, and an interrupt
+     * that arrives meanwhile is taken between the two instead of waiting for both
+     * (docs/kernel.md, non-preemptible sections).
      */
     if (cur != &k_idle_thread)
         resched();
@@ -359,7 +359,7 @@ K_WARM struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
  * (0: an outer lock is held, and both steps are one section, as before); returns
  * masked.
  */
-struct k_thread *k_waitq_wake_one_resched(struct k_waitq *q, int result, arch_irq_key_t key)
+K_HOT struct k_thread *k_waitq_wake_one_resched(struct k_waitq *q, int result, arch_irq_key_t key)
 {
     struct k_thread *t = waitq_take_first(q);
     if (t == NULL)
@@ -373,7 +373,7 @@ struct k_thread *k_waitq_wake_one_resched(struct k_waitq *q, int result, arch_ir
     return t;
 }
 
-int k_sched_block(struct k_waitq *q, uint32_t timeout_ms, arch_irq_key_t key)
+K_HOT int k_sched_block(struct k_waitq *q, uint32_t timeout_ms, arch_irq_key_t key)
 {
     struct k_thread *t = k_current;
     K_ASSERT(!ARCH_IN_ISR());
@@ -405,7 +405,7 @@ int k_sched_block(struct k_waitq *q, uint32_t timeout_ms, arch_irq_key_t key)
      * thread. With an outer lock held (key 0) the switch happens masked, as before.
      */
     arch_irq_unlock(key);
-    arch_switch_pend();
+    ARCH_SWITCH_FROM_THREAD();
     return t->wake_result;
 }
 
@@ -527,7 +527,7 @@ void k_thread_set_quantum(struct k_thread *t, uint32_t quantum_ms)
     arch_irq_unlock(key);
 }
 
-void k_thread_yield(void)
+K_HOT void k_thread_yield(void)
 {
     arch_irq_key_t key = arch_irq_lock();
     struct k_thread *t = k_current;
@@ -541,7 +541,7 @@ void k_thread_yield(void)
      */
     arch_irq_unlock(key);
     if (rotated)
-        arch_switch_pend();
+        ARCH_SWITCH_FROM_THREAD();
 }
 
 int k_thread_join(struct k_thread *t, uint32_t timeout_ms)
@@ -573,7 +573,7 @@ K_WARM static __attribute__((noinline)) void idle_exit(void)
     TRACE_IDLE_EXIT();
 }
 
-struct k_thread *k_sched_switch_hook(struct k_thread *out)
+K_HOT struct k_thread *k_sched_switch_hook(struct k_thread *out)
 {
 #ifndef ARCH_SWITCH_CHECKS_STACK
     /* Checked here because every thread passes through: cheap and deterministic. */
@@ -592,7 +592,7 @@ struct k_thread *k_sched_switch_hook(struct k_thread *out)
 
 /* ---- idle ------------------------------------------------------------------------ */
 
-static void idle_entry(void *arg)
+K_HOT static void idle_entry(void *arg)
 {
     (void)arg;
     for (;;) {

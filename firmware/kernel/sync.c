@@ -24,7 +24,7 @@ static K_INLINE void event_set_locked(struct k_event *ev, arch_irq_key_t key)
     }
 }
 
-void k_event_set(struct k_event *ev)
+K_HOT void k_event_set(struct k_event *ev)
 {
     arch_irq_key_t key = arch_irq_lock();
     event_set_locked(ev, key);
@@ -42,7 +42,7 @@ void k_event_set_from_isr(struct k_event *ev)
  * straight into k_event_set; for an auto-reset event the waiter is woken and the
  * scheduler's decision made in one call (k_waitq_wake_one_resched).
  */
-void k_isr_signal(uint32_t id)
+K_HOT void k_isr_signal(uint32_t id)
 {
     struct k_event *ev = id < K_SYSINTR_MAX ? k_sysintr_events[id] : NULL;
     if (ev != NULL) {
@@ -58,7 +58,7 @@ void k_event_reset(struct k_event *ev)
     arch_irq_unlock(key);
 }
 
-int k_event_wait(struct k_event *ev, uint32_t timeout_ms)
+K_HOT int k_event_wait(struct k_event *ev, uint32_t timeout_ms)
 {
     arch_irq_key_t key = arch_irq_lock();
     if (ev->signaled) {
@@ -94,7 +94,7 @@ static int sem_give_locked(struct k_sem *s, arch_irq_key_t key)
     return K_OK;
 }
 
-int k_sem_give(struct k_sem *s)
+K_HOT int k_sem_give(struct k_sem *s)
 {
     arch_irq_key_t key = arch_irq_lock();
     int r = sem_give_locked(s, key);
@@ -110,7 +110,7 @@ int k_sem_give_from_isr(struct k_sem *s)
     return r;
 }
 
-int k_sem_take(struct k_sem *s, uint32_t timeout_ms)
+K_HOT int k_sem_take(struct k_sem *s, uint32_t timeout_ms)
 {
     arch_irq_key_t key = arch_irq_lock();
     if (s->count > 0) {
@@ -156,7 +156,7 @@ static void mutex_reprio_owner(struct k_mutex *m)
     k_sched_set_prio(o, want);
 }
 
-int k_mutex_lock(struct k_mutex *m, uint32_t timeout_ms)
+K_HOT int k_mutex_lock(struct k_mutex *m, uint32_t timeout_ms)
 {
     K_ASSERT(!arch_in_isr());
     arch_irq_key_t key = arch_irq_lock();
@@ -191,7 +191,7 @@ int k_mutex_lock(struct k_mutex *m, uint32_t timeout_ms)
     return r;
 }
 
-int k_mutex_unlock(struct k_mutex *m)
+K_HOT int k_mutex_unlock(struct k_mutex *m)
 {
     arch_irq_key_t key = arch_irq_lock();
     struct k_thread *self = k_current;

@@ -69,11 +69,13 @@ def test_suite_iterations_agree_with_the_targets_own_counts(suite_rig, tmp_path)
         assert t["self_timed"]["max_diff_cycles"] <= SOC_TOLERANCE_CYCLES, name
     cycles = res.final["suite"]["self_timed_cycles"]
     # Inheritance bounds H's wait by L's critical section (1000 cycles) plus the
-    # kernel's block and hand-off; without it M's 4000-cycle spin and its switches add.
+    # kernel's block and hand-off; without it H also waits for M's 4000-cycle spin,
+    # and M's switches add. (Their difference is 4000 plus the difference of the two
+    # paths' kernel work, which the boost and hand-off of the first can tip below 4000.)
     pi = sorted(cycles["priority_inversion"])[ITERATIONS // 2]
     no_pi = sorted(cycles["priority_inversion_no_pi"])[ITERATIONS // 2]
     assert 1000 <= pi < 1000 + 4000 // 2, (pi, no_pi)
-    assert 4000 <= no_pi - pi < 4000 + 1000, (pi, no_pi)
+    assert 4000 + 1000 <= no_pi < 4000 + 1000 + 4000 // 2, (pi, no_pi)
     # the file holds what the result says: one MARKER2 pulse per test
     cap = load(res.path)
     assert cap.meta["mode"] == "suite" and cap.final["suite"]["tests"] == res.tests

@@ -112,7 +112,7 @@ static struct k_mutex mtx;
 
 /* ---- helpers ----------------------------------------------------------------------- */
 
-static void pause(void)
+static K_HOT void pause(void)
 {
     uint32_t t0 = suite_cycles();
     while (suite_cycles() - t0 < pause_cycles)
@@ -127,7 +127,7 @@ static void spin(uint32_t cycles)
 }
 
 /* Markers down, the count out, then the pause: every iteration ends so. */
-static void iteration_end(void)
+static K_HOT void iteration_end(void)
 {
     rtrig_suite_iteration_end();
     pause();
@@ -196,7 +196,7 @@ static K_COLD void test_event_wake(void)
 
 /* ---- 1 sem_uncontended: give then take, nobody waits ------------------------------- */
 
-static void test_sem_uncontended(void)
+static K_HOT void test_sem_uncontended(void)
 {
     k_sem_init(&sem_a, 0, 1);
     for (uint32_t i = 0; i < iters; i++) {
@@ -240,7 +240,7 @@ static K_COLD void test_sem_wake(void)
 
 /* ---- 3 mutex_uncontended: lock then unlock ------------------------------------------ */
 
-static void test_mutex_uncontended(void)
+static K_HOT void test_mutex_uncontended(void)
 {
     k_mutex_init(&mtx);
     for (uint32_t i = 0; i < iters; i++) {
@@ -302,7 +302,7 @@ static void test_critical_section(void)
 
 /* ---- 6 yield: A yields to B of equal priority ---------------------------------------- */
 
-static void yield_a(void *arg)
+static K_HOT void yield_a(void *arg)
 {
     (void)arg;
     for (uint32_t i = 0; i < iters; i++) {
@@ -312,7 +312,7 @@ static void yield_a(void *arg)
     }
 }
 
-static void yield_b(void *arg)
+static K_HOT void yield_b(void *arg)
 {
     (void)arg;
     for (uint32_t i = 0; i < iters; i++) {
@@ -335,7 +335,7 @@ static volatile uint32_t sw_done, sw_warm;
 static volatile bool sw_started, sw_finished;
 static unsigned sw_threads;
 
-static void switch_entry(void *arg)
+static K_HOT void switch_entry(void *arg)
 {
     (void)arg;
     for (;;) {
@@ -502,7 +502,7 @@ static struct k_event irq_ev;
  */
 static volatile uint32_t ist_isr_latency;
 
-static uint32_t ist_isr(void *arg)
+static K_HOT uint32_t ist_isr(void *arg)
 {
     (void)arg;
     uint32_t c = suite_mark(RTRIG_SUITE_MARKER0);
@@ -513,7 +513,7 @@ static uint32_t ist_isr(void *arg)
     return SYSINTR_IST;
 }
 
-static void ist_entry(void *arg)
+static K_HOT void ist_entry(void *arg)
 {
     (void)arg;
     for (uint32_t i = 0; i < iters; i++) {

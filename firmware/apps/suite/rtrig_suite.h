@@ -173,14 +173,22 @@ static inline void rtrig_suite_count(uint32_t n)
 /* Counts of the current iteration: c1 may be written by another thread than c0. */
 extern volatile uint32_t rtrig_suite_c0, rtrig_suite_c1;
 
+/*
+ * An attribute for the two marker functions (a section, so that a program can place
+ * them beside its hottest code); empty by default.
+ */
+#ifndef RTRIG_SUITE_MARK_FN
+#define RTRIG_SUITE_MARK_FN
+#endif
+
 /* Immediately before the timed operation starts, in the thread that starts it. */
-static inline void rtrig_suite_mark0(void)
+static inline RTRIG_SUITE_MARK_FN void rtrig_suite_mark0(void)
 {
     rtrig_suite_c0 = RTRIG_SUITE_MARK(RTRIG_SUITE_MARKER0);
 }
 
 /* Immediately when the operation is complete, wherever that is observed. */
-static inline void rtrig_suite_mark1(void)
+static inline RTRIG_SUITE_MARK_FN void rtrig_suite_mark1(void)
 {
     rtrig_suite_c1 = RTRIG_SUITE_MARK(RTRIG_SUITE_MARKER1);
 }

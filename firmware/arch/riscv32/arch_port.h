@@ -10,7 +10,17 @@
 #define ARCH_STACK_ALIGN 16u
 #define ARCH_COST(n)     ((void)0)
 
-/* Trap frame size in bytes (see trap.S): mepc, x1, mstatus, x3..x31. */
+/*
+ * K_HOT code (k_config.h): GCC's hot functions, each in its own .text.hot.* section
+ * (an unused one is still dropped), which rtrig-soc's link.ld places right after
+ * trap.S's code (the build that names K_COLD's section has that layout).
+ */
+#if defined(__GNUC__) && defined(K_COLD_SECTION)
+#define K_HOT __attribute__((hot))
+#endif
+
+/* Trap frame size in bytes (see trap.S): mepc, mstatus, s0..s11, then the caller-saved
+ * registers. */
 #define RISCV_FRAME_BYTES 128u
 
 /*
@@ -24,6 +34,11 @@
                      :                                                                             \
                      : "r"(t)                                                                      \
                      : "ra", "t0", "t2", "t3", "t4", "t5", "t6", "memory")
+
+/* trap.S: a thread's own switch, called as a function (arch_switch_pend outside a
+ * handler). */
+void riscv_switch_thread(void);
+#define ARCH_SWITCH_FROM_THREAD() riscv_switch_thread()
 
 struct arch_thread {
     void *sp; /* points at the saved trap frame */

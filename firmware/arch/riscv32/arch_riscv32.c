@@ -8,9 +8,9 @@
  * block's threshold; nested frames stack on the same stack and riscv_nest_depth
  * counts the handlers that opened. Without it, mstatus.MIE stays clear from trap
  * entry to mret. Kernel data is masked (arch_irq_lock) wherever it is touched, in
- * handlers as in threads. A thread asks for a switch with ecall, which traps
- * synchronously even with interrupts masked; the masked state travels with the
- * thread in its saved mstatus.
+ * handlers as in threads. A thread gives up the CPU by calling trap.S's
+ * riscv_switch_thread, without a trap, with interrupts open or masked; the masked
+ * state travels with the thread in its saved mstatus.
  *
  * trap.S is the fast path: it saves what C may clobber, calls the handler
  * of the interrupt directly and completes the frame only for a switch. The
@@ -71,35 +71,24 @@ K_COLD void arch_thread_init(struct k_thread *t, void *stack, size_t size)
     for (unsigned i = 0; i < RISCV_FRAME_BYTES / 4u; i++)
         f[i] = 0;
     /*
-     * Marked as an ecall frame (bit 0, trap.S): the first switch to the thread loads
+     * Marked as a call frame (bit 0, trap.S): the first switch to the thread loads
      * only its callee-saved registers, as for a thread that gave up the CPU, not the
      * caller-saved ones k_thread_entry does not use.
      */
     f[0] = (uint32_t)(uintptr_t)k_thread_entry | 1u;
-    /* mret lands in machine mode with interrupts enabled. */
-    f[2] = MSTATUS_MPP_M | MSTATUS_MPIE;
+    /* The thread starts with interrupts enabled (MPIE, the frame's second word). */
+    f[1] = MSTATUS_MPP_M | MSTATUS_MPIE;
     /* gp and tp are not in the switched frame (trap.S): gp is the same for all. */
     t->arch.sp = f;
 }
 
-/*
- * The ecall that switches: trap.S does not save the caller-saved registers for it,
- * so they are declared clobbered (the compiler keeps nothing live in them across).
- */
-#define RISCV_ECALL_SWITCH()                                                                       \
-    __asm__ volatile("ecall"                                                                       \
-                     :                                                                             \
-                     :                                                                             \
-                     : "ra", "t0", "t1", "t2", "t3", "t4", "t5", "t6", "a0", "a1", "a2", "a3",     \
-                       "a4", "a5", "a6", "a7", "memory")
-
-void arch_switch_pend(void)
+K_HOT void arch_switch_pend(void)
 {
     if (riscv_isr_depth != 0) {
         riscv_switch_pending = 1;
         return;
     }
-    RISCV_ECALL_SWITCH();
+    riscv_switch_thread();
 }
 
 K_COLD void arch_start(void)
@@ -108,7 +97,7 @@ K_COLD void arch_start(void)
     uint32_t mie = MIE_MTIE | MIE_MEIE;
     __asm__ volatile("csrs mie, %0" : : "r"(mie) : "memory");
     /* The boot context is saved into a pseudo-thread that never runs again. */
-    RISCV_ECALL_SWITCH();
+    riscv_switch_thread();
     for (;;)
         ;
 }
@@ -118,7 +107,7 @@ bool arch_in_isr(void)
     return riscv_isr_depth != 0;
 }
 
-void arch_idle_wait(void)
+K_HOT void arch_idle_wait(void)
 {
     /*
      * Unmasked for the wait only: the interrupt is taken straight from wfi, not

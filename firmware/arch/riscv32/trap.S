@@ -2,7 +2,7 @@
  * The one trap entry (mtvec direct mode: VexRiscv ignores the vectored mode bits).
  *
  * Fast path. An interrupt saves only the registers a C function may clobber
- * (ra, t0..t6, a0..a7: 16 words; an ecall not even those) and calls its handler
+ * (ra, t0..t6, a0..a7: 16 words) and calls its handler
  * directly: no trap decode in C, no table. The callee-saved registers (s0..s11; gp and
  * tp are the same for every thread) and mepc/mstatus are saved only when the trap
  * ends in a context switch or wakes an IST; without a switch the handler's C code has
@@ -70,70 +70,87 @@
     bnez    a0, .Lsignal;
 #else
 #define SWITCH_OPEN
-#define SWITCH_CLOSE sw zero, riscv_isr_depth, t0;
+#define SWITCH_CLOSE csrci mstatus, 8; sw zero, riscv_isr_depth, t0;
 #define DEFERRED_CHECK
 #endif
+
+/*
+ * The frame's layout (byte offsets). What a switch to a thread that gave up the CPU
+ * itself (riscv_switch_thread) loads comes first, in 56 bytes: mepc, mstatus and the
+ * callee-saved registers, two or three D-cache lines of 32 bytes instead of four or
+ * five spread over the whole frame. The caller-saved registers follow.
+ */
+#define F_MEPC    0
+#define F_MSTATUS 4
+#define F_S0      8                         /* s0, s1 */
+#define F_S2      16                        /* s2..s11 */
+#define F_T0      56
+#define F_T1      60
+#define F_RA      64
+#define F_T2      68
+#define F_A0      72                        /* a0..a7 */
+#define F_T3      104                       /* t3..t6; 120..127 unused */
 
 /* The caller-saved part of the frame, but t0 and t1 (stored first and loaded last: the
  * trace hooks use them): ra, t2, a0..a7, t3..t6. */
 #define SAVE_CALLER                                                                                \
-    sw      x1, 4(sp);                                                                             \
-    sw      x7, 28(sp);                                                                            \
-    sw      x10, 40(sp);                                                                           \
-    sw      x11, 44(sp);                                                                           \
-    sw      x12, 48(sp);                                                                           \
-    sw      x13, 52(sp);                                                                           \
-    sw      x14, 56(sp);                                                                           \
-    sw      x15, 60(sp);                                                                           \
-    sw      x16, 64(sp);                                                                           \
-    sw      x17, 68(sp);                                                                           \
-    sw      x28, 112(sp);                                                                          \
-    sw      x29, 116(sp);                                                                          \
-    sw      x30, 120(sp);                                                                          \
-    sw      x31, 124(sp);
+    sw      x1, F_RA(sp);                                                                          \
+    sw      x7, F_T2(sp);                                                                          \
+    sw      x10, F_A0(sp);                                                                         \
+    sw      x11, F_A0 + 4(sp);                                                                     \
+    sw      x12, F_A0 + 8(sp);                                                                     \
+    sw      x13, F_A0 + 12(sp);                                                                    \
+    sw      x14, F_A0 + 16(sp);                                                                    \
+    sw      x15, F_A0 + 20(sp);                                                                    \
+    sw      x16, F_A0 + 24(sp);                                                                    \
+    sw      x17, F_A0 + 28(sp);                                                                    \
+    sw      x28, F_T3(sp);                                                                         \
+    sw      x29, F_T3 + 4(sp);                                                                     \
+    sw      x30, F_T3 + 8(sp);                                                                     \
+    sw      x31, F_T3 + 12(sp);
 #define LOAD_CALLER                                                                                \
-    lw      x1, 4(sp);                                                                             \
-    lw      x7, 28(sp);                                                                            \
-    lw      x10, 40(sp);                                                                           \
-    lw      x11, 44(sp);                                                                           \
-    lw      x12, 48(sp);                                                                           \
-    lw      x13, 52(sp);                                                                           \
-    lw      x14, 56(sp);                                                                           \
-    lw      x15, 60(sp);                                                                           \
-    lw      x16, 64(sp);                                                                           \
-    lw      x17, 68(sp);                                                                           \
-    lw      x28, 112(sp);                                                                          \
-    lw      x29, 116(sp);                                                                          \
-    lw      x30, 120(sp);                                                                          \
-    lw      x31, 124(sp);
+    lw      x1, F_RA(sp);                                                                          \
+    lw      x7, F_T2(sp);                                                                          \
+    lw      x10, F_A0(sp);                                                                         \
+    lw      x11, F_A0 + 4(sp);                                                                     \
+    lw      x12, F_A0 + 8(sp);                                                                     \
+    lw      x13, F_A0 + 12(sp);                                                                    \
+    lw      x14, F_A0 + 16(sp);                                                                    \
+    lw      x15, F_A0 + 20(sp);                                                                    \
+    lw      x16, F_A0 + 24(sp);                                                                    \
+    lw      x17, F_A0 + 28(sp);                                                                    \
+    lw      x28, F_T3(sp);                                                                         \
+    lw      x29, F_T3 + 4(sp);                                                                     \
+    lw      x30, F_T3 + 8(sp);                                                                     \
+    lw      x31, F_T3 + 12(sp);
 
 /* The callee-saved part of the frame (s0..s11). */
 #define SAVE_CALLEE                                                                                \
-    sw      x8, 32(sp);                                                                            \
-    sw      x9, 36(sp);                                                                            \
-    sw      x18, 72(sp);                                                                           \
-    sw      x19, 76(sp);                                                                           \
-    sw      x20, 80(sp);                                                                           \
-    sw      x21, 84(sp);                                                                           \
-    sw      x22, 88(sp);                                                                           \
-    sw      x23, 92(sp);                                                                           \
-    sw      x24, 96(sp);                                                                           \
-    sw      x25, 100(sp);                                                                          \
-    sw      x26, 104(sp);                                                                          \
-    sw      x27, 108(sp);
+    sw      x8, F_S0(sp);                                                                          \
+    sw      x9, F_S0 + 4(sp);                                                                      \
+    sw      x18, F_S2(sp);                                                                         \
+    sw      x19, F_S2 + 4(sp);                                                                     \
+    sw      x20, F_S2 + 8(sp);                                                                     \
+    sw      x21, F_S2 + 12(sp);                                                                    \
+    sw      x22, F_S2 + 16(sp);                                                                    \
+    sw      x23, F_S2 + 20(sp);                                                                    \
+    sw      x24, F_S2 + 24(sp);                                                                    \
+    sw      x25, F_S2 + 28(sp);                                                                    \
+    sw      x26, F_S2 + 32(sp);                                                                    \
+    sw      x27, F_S2 + 36(sp);
 #define LOAD_CALLEE                                                                                \
-    lw      x8, 32(sp);                                                                            \
-    lw      x9, 36(sp);                                                                            \
-    lw      x18, 72(sp);                                                                           \
-    lw      x19, 76(sp);                                                                           \
-    lw      x20, 80(sp);                                                                           \
-    lw      x21, 84(sp);                                                                           \
-    lw      x22, 88(sp);                                                                           \
-    lw      x23, 92(sp);                                                                           \
-    lw      x24, 96(sp);                                                                           \
-    lw      x25, 100(sp);                                                                          \
-    lw      x26, 104(sp);                                                                          \
-    lw      x27, 108(sp);
+    lw      x8, F_S0(sp);                                                                          \
+    lw      x9, F_S0 + 4(sp);                                                                      \
+    lw      x18, F_S2(sp);                                                                         \
+    lw      x19, F_S2 + 4(sp);                                                                     \
+    lw      x20, F_S2 + 8(sp);                                                                     \
+    lw      x21, F_S2 + 12(sp);                                                                    \
+    lw      x22, F_S2 + 16(sp);                                                                    \
+    lw      x23, F_S2 + 20(sp);                                                                    \
+    lw      x24, F_S2 + 24(sp);                                                                    \
+    lw      x25, F_S2 + 28(sp);                                                                    \
+    lw      x26, F_S2 + 32(sp);                                                                    \
+    lw      x27, F_S2 + 36(sp);
 
 /*
  * The port's interrupt state, in one 32-byte cache line: the entry loads only the
@@ -170,11 +187,11 @@ riscv_ext_direct_arg:
     .globl  riscv_trap_entry
 riscv_trap_entry:
     addi    sp, sp, -FRAME
-    sw      x5, 20(sp)              /* t0, t1 first: the trace hook may use them */
-    sw      x6, 24(sp)
+    sw      x5, F_T0(sp)              /* t0, t1 first: the trace hook may use them */
+    sw      x6, F_T1(sp)
     TRACE_ASM_TRAP_ENTER
     csrr    t0, mcause
-    bgez    t0, .Lexception         /* bit 31 clear: synchronous */
+    bgez    t0, .Lfatal             /* bit 31 clear: an exception (threads switch by call) */
     SAVE_CALLER
     sw      sp, riscv_isr_depth, t2 /* not 0: arch_in_isr() while the handler runs */
     andi    t0, t0, 0x1F
@@ -220,8 +237,8 @@ riscv_trap_entry:
 .Lreturn:
     LOAD_CALLER
     TRACE_ASM_TRAP_EXIT             /* t0, t1 last: the trace hook may use them */
-    lw      x5, 20(sp)
-    lw      x6, 24(sp)
+    lw      x5, F_T0(sp)
+    lw      x6, F_T1(sp)
     addi    sp, sp, FRAME
     mret
 
@@ -248,20 +265,6 @@ riscv_trap_entry:
     j       .Lwake
 #endif
 
-.Lexception:
-    li      t1, 11                  /* ecall from machine mode */
-    bne     t0, t1, .Lfatal
-    /*
-     * An ecall frame. arch_switch_pend's ecall declares every caller-saved register
-     * clobbered, so they are neither saved here nor loaded when the thread resumes;
-     * bit 0 of the saved mepc (always 0 in the CSR: no compressed instructions)
-     * marks such a frame.
-     */
-    csrr    t0, mepc
-    addi    t0, t0, 4 + 1           /* resume after the ecall; bit 0: ecall frame */
-    li      a0, 0                   /* no IST to wake */
-    j       .Lsave
-
 .Lswitch:                           /* a0 is 0 here */
 .Lwake:
     /*
@@ -269,41 +272,25 @@ riscv_trap_entry:
      * .Lint_done with a0 an interrupt id: first wake its IST (below).
      */
     csrr    t0, mepc
-.Lsave:
-    sw      t0, 0(sp)
+    sw      t0, F_MEPC(sp)
     csrr    t0, mstatus             /* MPIE: the thread's own interrupt mask */
-    sw      t0, 8(sp)
+    sw      t0, F_MSTATUS(sp)
     /*
      * With mepc and mstatus in the frame, the callee-saved registers are stored with
-     * interrupts open (SWITCH_OPEN .. SWITCH_CLOSE). gp and tp are not switched: gp
-     * is the same for every thread and the kernel keeps no thread-local storage.
+     * interrupts open (SWITCH_OPEN .. SWITCH_CLOSE), once a switch is known to follow
+     * (.Lstore). gp and tp are not switched: gp is the same for every thread and the
+     * kernel keeps no thread-local storage.
      */
     SWITCH_OPEN
-    /*
-     * The outgoing thread's stack canary (ARCH_SWITCH_CHECKS_STACK: here, in the
-     * window, instead of masked in k_sched_switch_hook, where the bottom of a stack
-     * is a cold D-cache line), but the idle thread's: it checks its own before each
-     * wait (ARCH_IDLE_CHECK_STACK), so the first thread after idle (the IST,
-     * typically) does not wait for that line. Frames a trap taken after this point
-     * stacks on the thread are checked at its next switch, as before. ra is free
-     * here (saved in an interrupt's frame, clobbered by an ecall's caller); t1 stays
-     * SWITCH_WINDOW.
-     */
-    lw      t0, k_current
-    la      t2, k_idle_thread
-    beq     t0, t2, 2f
-    jal     riscv_check_stack
-2:
-    SAVE_CALLEE
 .Lsignal_open:
-    beqz    a0, .Lsaved
+    beqz    a0, .Lstore
     /*
      * The ISR returned an interrupt id: its IST is woken here, in the window
-     * (k_isr_signal masks only around the kernel's lists), with the callee-saved
-     * registers already stored for the switch the wake-up usually asks for.
-     * riscv_isr_depth is set, so that switch is pended; without one, the C code has
-     * kept the callee-saved registers and the trap returns. An IST deferred by a trap
-     * taken meanwhile is woken next, in the same window.
+     * (k_isr_signal masks only around the kernel's lists). riscv_isr_depth is set, so
+     * a switch the wake-up asks for is pended, and the frame is completed at .Lstore;
+     * without one, the C code has kept the callee-saved registers and the trap
+     * returns. An IST deferred by a trap taken meanwhile is woken next, in the same
+     * window.
      */
     call    riscv_board_signal      /* k_isr_signal after the board's open work */
     li      t1, SWITCH_WINDOW
@@ -312,21 +299,41 @@ riscv_trap_entry:
     sw      zero, riscv_ist_deferred, t0
     j       .Lsignal_open
 1:  lw      t0, riscv_switch_pending
-    bnez    t0, .Lsaved
+    bnez    t0, .Lstore
     SWITCH_CLOSE
     DEFERRED_CHECK
-    lw      t0, 0(sp)               /* a trap taken in the window changed both CSRs */
-    andi    t1, t0, 1               /* an ecall frame (from .Lsignal): clear its mark */
+    lw      t0, F_MEPC(sp)               /* a trap taken in the window changed both CSRs */
+    andi    t1, t0, 1               /* not a call frame here; cleared all the same */
     xor     t0, t0, t1
     csrw    mepc, t0
-    lw      t0, 8(sp)
+    lw      t0, F_MSTATUS(sp)
     csrw    mstatus, t0
     j       .Lreturn
+.Lstore:
+    /*
+     * A switch is due: the outgoing thread's stack canary (ARCH_SWITCH_CHECKS_STACK:
+     * here, in the window, instead of masked in k_sched_switch_hook, where the bottom
+     * of a stack is a cold D-cache line), but the idle thread's: it checks its own
+     * before each wait (ARCH_IDLE_CHECK_STACK), so the first thread after idle (the
+     * IST, typically) does not wait for that line. Then its callee-saved registers,
+     * which the C code called in the window has preserved. A wake-up that asks for no
+     * switch (an IST of the running thread's priority or below) does neither. Frames a
+     * trap taken after this point stacks on the thread are checked at its next switch,
+     * as before. ra is free here (saved in an interrupt's frame, clobbered for
+     * riscv_switch_thread's caller); t1 stays SWITCH_WINDOW. riscv_switch_thread
+     * comes here too, in its window, with the frame's mepc and mstatus written.
+     */
+    lw      t0, k_current
+    la      t2, k_idle_thread
+    beq     t0, t2, 2f
+    jal     riscv_check_stack
+2:
+    SAVE_CALLEE
 .Lsaved:
     SWITCH_CLOSE
 #if K_CONFIG_NESTING
     /*
-     * A switch is due here (asked for, or an ecall). An IST deferred meanwhile is
+     * A switch is due here (asked for, or a thread's own). An IST deferred meanwhile is
      * woken first; the switch must still follow whatever that wake-up decides (a
      * thread that blocked must not simply be resumed), so it is pended again.
      */
@@ -343,9 +350,9 @@ riscv_trap_entry:
     call    k_sched_switch_hook     /* returns the incoming thread */
     lw      sp, 0(a0)
     LOAD_CALLEE
-    lw      t0, 0(sp)
-    andi    t1, t0, 1               /* 1: the incoming thread left with an ecall */
-    bnez    t1, .Lload_ecall
+    lw      t0, F_MEPC(sp)
+    andi    t1, t0, 1               /* 1: the incoming thread switched by call */
+    bnez    t1, .Lload_call
     /*
      * A thread that an interrupt preempted: its caller-saved registers are loaded in
      * a window. A trap taken there may ask for another switch; the frame at sp is
@@ -357,13 +364,13 @@ riscv_trap_entry:
     DEFERRED_CHECK
     lw      t0, riscv_switch_pending
     bnez    t0, .Lchoose
-    lw      t0, 0(sp)
+    lw      t0, F_MEPC(sp)
     csrw    mepc, t0
-    lw      t0, 8(sp)
+    lw      t0, F_MSTATUS(sp)
     csrw    mstatus, t0
     TRACE_ASM_TRAP_EXIT
-    lw      x5, 20(sp)
-    lw      x6, 24(sp)
+    lw      x5, F_T0(sp)
+    lw      x6, F_T1(sp)
     addi    sp, sp, FRAME
     mret
 
@@ -380,15 +387,57 @@ riscv_trap_entry:
     j       .Lsignal_open
 #endif
 
-.Lload_ecall:
-    /* An ecall frame: its caller-saved registers were declared clobbered. */
-    xor     t0, t0, t1              /* clear the ecall mark */
-    csrw    mepc, t0
-    lw      t0, 8(sp)
-    csrw    mstatus, t0
+.Lload_call:
+    /*
+     * riscv_switch_thread's frame (or a new thread's first, arch_thread_init): its
+     * caller-saved registers are the call's to clobber, so t2 and t3 are free. No
+     * mret: a jump to the saved pc, interrupts opened just before it if the thread
+     * had them open (MPIE). An interrupt taken between the two is an outermost one
+     * on the thread's own stack.
+     */
+    xor     t2, t0, t1              /* the resume address, without the mark */
+    lw      t3, F_MSTATUS(sp)
+    andi    t3, t3, 0x80            /* MPIE */
     TRACE_ASM_TRAP_EXIT
     addi    sp, sp, FRAME
-    mret
+    beqz    t3, 1f
+    csrsi   mstatus, 8
+1:  jr      t2
+
+/*
+ * riscv_switch_thread: a thread gives up the CPU (arch_switch_pend outside a handler,
+ * and arch_start for the boot context), without a trap. Called as a C function, it
+ * returns to its caller when the thread is switched back to. Its frame holds no
+ * caller-saved registers (bit 0 of the saved mepc, the return address, marks it) and
+ * the caller's MIE as MPIE (a caller holding an outer lock resumes masked); the
+ * canary and s0..s11 are stored (.Lstore) in a window, with interrupts as the caller
+ * had them, and the choice is made masked from SWITCH_CLOSE on. A trap taken in the
+ * window is nested, as in a trap's switch: it defers its IST, which .Lsaved wakes
+ * before the choice. Before the window an interrupt may switch away and back.
+ */
+    .globl  riscv_switch_thread
+riscv_switch_thread:
+    addi    sp, sp, -FRAME
+    ori     t0, ra, 1
+    sw      t0, F_MEPC(sp)
+    csrr    t0, mstatus
+    andi    t0, t0, 8               /* MIE */
+    slli    t0, t0, 4               /* as MPIE: all that .Lload_call reads of it */
+    sw      t0, F_MSTATUS(sp)
+#if K_CONFIG_NESTING
+    /*
+     * A window, as a trap's switch opens (interrupts as the caller had them): the
+     * timer off and riscv_nest_depth set, so an interrupt taken here runs masked to
+     * its mret and defers its IST (.Lsaved wakes it): one device frame at most on
+     * this frame, never a tick's with more nested on it.
+     */
+    li      t1, SWITCH_WINDOW
+    csrc    mie, t1
+    sw      t1, riscv_nest_depth, t0
+#else
+    csrci   mstatus, 8              /* without nesting the switch runs masked */
+#endif
+    j       .Lstore                 /* the canary, s0..s11; masked from SWITCH_CLOSE */
 
 /*
  * riscv_check_stack: the canary of the thread at t0 (K_ERR_STACK_OVERFLOW if it is

@@ -89,6 +89,17 @@
 #endif
 
 /*
+ * The hottest code: the switch, the yield, blocking and the IST hand-off. A port
+ * whose instruction cache is smaller than a program's hot code places it first and
+ * in one piece (riscv32: with the trap entry, arch_port.h), so these paths do not
+ * evict each other whatever the program adds after them; a program can mark its own
+ * code on those paths K_HOT too.
+ */
+#ifndef K_HOT
+#define K_HOT
+#endif
+
+/*
  * Small helpers on the interrupt and switch paths (list links, the interrupt
  * mask, the ready bitmap): always inlined, also at -Os, where a call, its
  * register saves and its return cost more than the helper's body.
