@@ -14,11 +14,11 @@ from ..protocol import MODEL_PARAM_REGS, N_INPUTS, PacketType, Target
 from ..records import TRUTH
 from .feature import Feature, packet_from_fifo
 from .link import TxPacket
-from .loopback import LoopbackDelayLine, LoopbackTarget
+from .loopback import LoopbackDelayLine
 
 __all__ = ["Targets", "TruthWireRecord", "LOOP_LINE_DEPTH", "SOC_OUTPUTS", "held_levels"]
 
-#: Clock cycles of the compact rig's loopback delay line (four iCE40 block RAMs).
+#: Clock cycles of the loopback delay line (four iCE40 block RAMs).
 LOOP_LINE_DEPTH = 8192
 #: The TRUTH record as it leaves the rig (:data:`rtrig.records.TRUTH`, 13 bytes).
 TruthWireRecord = TRUTH.struct()
@@ -41,13 +41,6 @@ class Targets(Feature):
         clock cycles (divided by ``step``); the model's truth times are scaled back.
     pin_latency : int
         Cycles of registers in front of ``ext_inputs`` outside the rig.
-    lean : bool
-        The block-RAM loopback delay line
-        (:class:`~rtrig.gateware.loopback.LoopbackDelayLine`, ``LOOP_LINE_DEPTH``
-        cycles) instead of the edge queue (:class:`~rtrig.gateware.loopback.LoopbackTarget`
-        with ``loop_depth`` edges in flight); both share one signature.
-    loop_depth : int
-        Edges the loopback edge queue holds (without ``lean``).
     with_model : bool
         Build the model target (registers ``MODEL_*``, the TRUTH stream).
     truth_depth : int
@@ -88,14 +81,11 @@ class Targets(Feature):
         ``TRUTH_OVERFLOW``; it reads ``STREAM_EN``.
     """
 
-    def __init__(self, *, step=1, pin_latency=0, lean=False, loop_depth=16,
-                 with_model=True, truth_depth=512, with_soc=False, soc_firmware=b"",
+    def __init__(self, *, step=1, pin_latency=0, with_model=True, truth_depth=512, with_soc=False, soc_firmware=b"",
                  clk_freq=None):
         self.step = step
         self.shift = step.bit_length() - 1
         self.pin_latency = pin_latency
-        self.lean = lean
-        self.loop_depth = loop_depth
         self.with_model = with_model
         self.truth_depth = truth_depth
         self.with_soc = with_soc
@@ -123,10 +113,8 @@ class Targets(Feature):
     def elaborate(self, platform):
         m = Module()
         regs, shift = self.regs, self.shift
-        if self.lean:
-            m.submodules.loopback = loop = LoopbackDelayLine(LOOP_LINE_DEPTH)
-        else:
-            m.submodules.loopback = loop = LoopbackTarget(self.loop_depth)
+        # The loopback target: a block-RAM delay line of LOOP_LINE_DEPTH cycles.
+        m.submodules.loopback = loop = LoopbackDelayLine(LOOP_LINE_DEPTH)
         m.d.comb += [loop.stim.eq(self.stim0), loop.delay.eq(regs.LOOP_DELAY >> shift)]
 
         internal = Signal(N_INPUTS)

@@ -190,7 +190,7 @@ class Rig(wiring.Component):
                 baud=self.clk_freq // divisor, board=self.board, caps=caps,
                 in_delay=(IN_DELAY + self.pin_latency) * step, step=step),
             "stim": Stimulus(step, bursts=self.bursts),
-            "targets": Targets(step=step, pin_latency=self.pin_latency, lean=True,
+            "targets": Targets(step=step, pin_latency=self.pin_latency,
                                with_model=self.with_model,
                                truth_depth=self.fifo_depth, with_soc=self.with_soc,
                                soc_firmware=self.soc_firmware,
