@@ -20,7 +20,6 @@ from pathlib import Path
 
 from ...errors import UsageError
 from ...records import EVENT, LATENCY, TRUTH
-from ..analysis import stats_summary
 from ..rig.rig import POLL_S
 from ..rig.run import CaptureResult, CaptureRun, Progress, capture_meta
 
@@ -242,6 +241,9 @@ def run_stats_capture(rig, settings, path, bin_shift=None, progress=True,
                     "records": accounted, "expected_records": expected,
                     "pulses_issued": pulses_issued,
                     "heartbeat_edges": stat["heartbeat"]["edges"], "link": counters})
+    # (analysis imports scipy: a sweep's steps, which program the statistics only, do
+    # without it)
+    from ..analysis import stats_summary
     return StatsCaptureResult(Path(path), stats_summary(stat, rig.tick_hz), counters, meta,
                               run.final, stats=stat)
 

@@ -38,12 +38,10 @@ from ...channels import (
 from ...errors import LinkError, UsageError
 from ...protocol import Reg
 from ...units import format_hz
-from ..analysis import missed_mask
 from ..rig.rig import POLL_S, register_max
 from ..rig.run import CaptureRun, now, rig_meta
 from ..sim.console import check_soc_run
 from .beat import CONFIRM_FACTOR, step_pulses, target_tick
-from .measure import run_capture
 from .search import Threshold, search_threshold
 from .settings import CaptureSettings
 from .twins import Cancelled, run_parallel
@@ -325,6 +323,9 @@ class _Sweeper:
             # pulses' own time, not the link time of one record per pulse.
             got, missed, overflow, status, issued = self._count_misses(settings, channel)
         else:
+            # (analysis imports scipy: only a rig without on-chip statistics needs it)
+            from ..analysis import missed_mask
+            from .measure import run_capture
             path = Path(self.tmp.name) / f"step-{time.monotonic_ns()}.rtrig"
             res = run_capture(self.s, settings, path, progress=False)
             rec = load(path).latency
