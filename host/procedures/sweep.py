@@ -607,6 +607,9 @@ def run_sweep(session, settings, path, log=None, twins=()):
         st.model = asdict(ModelParams())
     app_on = st.target != "model" or bool((st.model or {}).get("app", True))
     rigs = [session, *twins]
+    if any((r.tick_hz, r.stim_step, r.info.get("build_hash")) !=
+           (session.tick_hz, session.stim_step, session.info.get("build_hash")) for r in twins):
+        raise UsageError("the twins of a sweep must all run the same gateware")
     sweepers = [_Sweeper(r, st, log) for r in rigs]
     sw = sweepers[0]
     meta = _meta(session, st, sw, len(rigs))

@@ -168,3 +168,12 @@ def test_a_chain_that_asks_other_steps_on_replay_is_refused():
     assert replay(chain, []) == ("step", 1)
     with pytest.raises(RuntimeError, match="outcomes only"):
         replay(chain, [(("step", 1), True)])
+
+
+def test_twins_of_other_gateware_are_refused(fake_rigs, tmp_path):
+    twins = Twins()
+    rigs = [twins.session(0), twins.session(1)]
+    rigs[1].info = {**rigs[1].info, "build_hash": 7}
+    with pytest.raises(rtrig.errors.UsageError, match="same gateware"):
+        run_sweep(rigs[0], SweepSettings(10_000, 200_000, **SETTINGS), tmp_path / "x.rtrig",
+                  twins=rigs[1:])
