@@ -203,6 +203,16 @@ class SweepResult:
         return out
 
 
+def _polls(first=POLL_S / 8):
+    """The waits between a step's polls of the rig: doubling from ``first`` up to
+    ``POLL_S``, so a short step (most of a sweep's: a miss ends one early) is seen to
+    end soon after it does, and a long one is polled no more often than any run."""
+    wait = first
+    while True:
+        yield wait
+        wait = min(2 * wait, POLL_S)
+
+
 @dataclass(frozen=True)
 class Step:
     """A step a sweep's search asks for: ``kind`` ``mf`` (missed pulses on ``channel``
@@ -368,8 +378,8 @@ class _Sweeper:
         status = "complete"
         try:
             rig.run()
-            while True:
-                time.sleep(POLL_S)
+            for wait in _polls():
+                time.sleep(wait)
                 self._check_cancelled()
                 if self.st.early_end and rig.read_stat_counts(number, ("missed",))["missed"]:
                     rig.halt()
@@ -419,8 +429,8 @@ class _Sweeper:
             rig.wait_until(rig.time() + settle)
             hb1 = rig.heartbeat_edges()
             t1 = rig.time()
-            while True:
-                time.sleep(POLL_S)
+            for wait in _polls():
+                time.sleep(wait)
                 self._check_cancelled()
                 hb2 = rig.heartbeat_edges()
                 t2 = rig.time()
