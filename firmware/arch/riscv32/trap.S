@@ -417,19 +417,14 @@ riscv_trap_entry:
  */
     .globl  riscv_switch_thread
 riscv_switch_thread:
-    addi    sp, sp, -FRAME
-    ori     t0, ra, 1
-    sw      t0, F_MEPC(sp)
-    csrr    t0, mstatus
-    andi    t0, t0, 8               /* MIE */
-    slli    t0, t0, 4               /* as MPIE: all that .Lload_call reads of it */
-    sw      t0, F_MSTATUS(sp)
+    csrr    t2, mstatus             /* the caller's MIE, kept in the frame below */
 #if K_CONFIG_NESTING
     /*
-     * A window, as a trap's switch opens (interrupts as the caller had them): the
-     * timer off and riscv_nest_depth set, so an interrupt taken here runs masked to
-     * its mret and defers its IST (.Lsaved wakes it): one device frame at most on
-     * this frame, never a tick's with more nested on it.
+     * A window, as a trap's switch opens (interrupts as the caller had them), before
+     * the frame is claimed: the timer off and riscv_nest_depth set, so an interrupt
+     * taken from here on runs masked to its mret and defers its IST (.Lsaved wakes
+     * it): one device frame at most on this frame, never a tick's with more nested
+     * on it (an overload at 177 kHz overflowed LOAD's 512-byte stack without this).
      */
     li      t1, SWITCH_WINDOW
     csrc    mie, t1
@@ -437,6 +432,12 @@ riscv_switch_thread:
 #else
     csrci   mstatus, 8              /* without nesting the switch runs masked */
 #endif
+    addi    sp, sp, -FRAME
+    ori     t0, ra, 1
+    sw      t0, F_MEPC(sp)
+    andi    t2, t2, 8               /* MIE */
+    slli    t2, t2, 4               /* as MPIE: all that .Lload_call reads of it */
+    sw      t2, F_MSTATUS(sp)
     j       .Lstore                 /* the canary, s0..s11; masked from SWITCH_CLOSE */
 
 /*
