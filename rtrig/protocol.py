@@ -161,13 +161,13 @@ REGISTERS = [
     RegisterInfo("TICK_HZ", 0x003, _R, 0, "timebase ticks per second"),
     RegisterInfo("BAUD", 0x004, _R, 0, "host link baud rate"),
     RegisterInfo("N_INPUTS", 0x005, _R, N_INPUTS, "number of rig inputs"),
-    RegisterInfo("BOARD", 0x006, _R, 0, "board code (0 = simulation)"),
+    RegisterInfo("BOARD", 0x006, _R, 0, "board code (rtrig.boards Board.code; 0: a Rig built outside a board)"),
     RegisterInfo("CAPS", 0x007, _R, 0, "bit n set: Target n is built in; Caps bits 8 and up; bits 12..15 the latency channels (0: 2)"),
     RegisterInfo("SCRATCH", 0x008, _W, 0, "free for link tests"),
     RegisterInfo("IN_DELAY", 0x009, _R, 0, "ticks of input synchroniser delay subtracted from timestamps"),
     RegisterInfo("STIM_STEP", 0x00A, _R, 1,
-                 "ticks per clock: 1, or 2 or 4 with DDR input capture (stimulus, loopback "
-                 "and model settings then count in steps of that many ticks)"),
+                 "ticks per clock: 4 on every rig, its inputs sampled four times per "
+                 "clock (stimulus, loopback and model settings count in steps of 4 ticks)"),
     RegisterInfo("TIME_LO", 0x010, _R, 0, "timebase bits 0..31; reading latches TIME_HI"),
     RegisterInfo("TIME_HI", 0x011, _R, 0, "timebase bits 32..63 latched by the last TIME_LO read"),
     RegisterInfo("STIM_CTRL", 0x020, _W, 0, "StimCtrl bits", width=2),
