@@ -83,7 +83,8 @@ def suite(obj, target, tests, iterations, load, firmware, console, output, as_js
         if soc_twin:
             image = Path(firmware) if firmware else default_firmware(image=SUITE_IMAGE)
             patched = Path(tmp) / "suite.bin"
-            patched.write_bytes(patch_config(image.read_bytes(), iterations, chosen))
+            patched.write_bytes(patch_config(image.read_bytes(), iterations, chosen,
+                                             pause_cycles=_pause_cycles(obj)))
             firmware = str(patched)
         obj.use_target(target, firmware, console)
         with obj.rig() as rig:
@@ -109,3 +110,15 @@ def suite(obj, target, tests, iterations, load, firmware, console, output, as_js
                    err=True)
     warn_counters(res.link)
     return res
+
+
+def _pause_cycles(obj):
+    """The SoC twin's pause after each iteration: long enough for its link (the fast
+    link of the simulated board's clock, or the board's line with ``--sim-link line``)
+    to carry every marker edge."""
+    from ...gateware.soc import SOC_CLK_HZ
+    from ..procedures.suite import pause_cycles
+    from ..sim.builder import link_baud, sim_board
+    board = sim_board(obj.sim_board)
+    return pause_cycles(link_baud(obj.sim_link, board.clk_freq, board.baud), SOC_CLK_HZ)
+

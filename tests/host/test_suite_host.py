@@ -332,3 +332,25 @@ def test_the_go_pulse_is_repeated_on_the_rigs_clock_not_the_hosts(monkeypatch, t
     with pytest.raises(LinkError, match="the target stopped"):
         suite_mod._await_suite_end(rig, _NoTestYet(), type("Bar", (), {"update": print}), 0.3)
     assert (rig.runs > 2) == repeated and rig.runs >= 1
+
+
+@pytest.mark.parametrize("baud", [3_000_000, 7_500_000, 25_000_000])
+def test_the_suite_paces_its_edges_to_the_link(baud):
+    # A run whose marker edges outran the link lost events in the rig, and a test whose
+    # MARKER2 fall was lost never ended (the full suite stopped in the interrupt tests
+    # at 10 kHz on the boards' 7.5 Mbaud twin link).
+    from rtrig.host.procedures.suite import IRQ_FREQ, irq_freq, pause_cycles
+    from rtrig.host.procedures.suite.catalog import (
+        EDGES_PER_IRQ_ITERATION,
+        EDGES_PER_ITERATION,
+        link_events_per_s,
+    )
+    carried = link_events_per_s(baud)
+    assert carried == pytest.approx(baud / 130)        # 13 bytes a packet, 8N1
+    f = irq_freq(baud)
+    assert 0 < f <= IRQ_FREQ and f * EDGES_PER_IRQ_ITERATION < carried
+    assert f == IRQ_FREQ or f * EDGES_PER_IRQ_ITERATION > 0.7 * carried
+    cycles = pause_cycles(baud, 50_000_000)
+    assert cycles >= 1000
+    assert EDGES_PER_ITERATION / (cycles / 50e6) < carried
+    assert (irq_freq(3_000_000), irq_freq(25_000_000)) == (2300, IRQ_FREQ)

@@ -35,7 +35,9 @@ from .catalog import (
     STIM_FIXED_CYCLES,
     TESTS,
     index_name,
+    irq_freq,
     part_offset,
+    pause_cycles,
     rows_of,
     select_tests,
 )
@@ -45,7 +47,8 @@ from .run import SuiteResult, run_suite
 from .trace import TRACE_BEGIN, TRACE_END, TRACE_RUN_END, parse_trace
 from .windows import name_windows, split_tests
 
-__all__ = ["TESTS", "IRQ_TESTS", "NESTED_OFFSETS_NS", "IRQ_FREQ", "IRQ_JITTER_S",
+__all__ = ["TESTS", "IRQ_TESTS", "NESTED_OFFSETS_NS", "IRQ_FREQ", "irq_freq", "pause_cycles",
+           "IRQ_JITTER_S",
            "STIM_FIXED_CYCLES", "MAGIC", "rows_of", "part_offset", "patch_config",
            "parse_trace", "wait_ready", "select_tests", "run_suite", "name_windows",
            "index_name", "split_tests", "iteration_figures", "SuiteResult", "ITERATION_DTYPE",

@@ -3,9 +3,14 @@
 mask), the interrupt tests and the rows their iterations give, and the fixed delays
 between what the rig times and what the target counts itself."""
 
+import math
+
 import numpy as np
 
 from ....errors import UsageError
+from ....framing import frame
+from ....protocol import PacketType
+from ....records import EVENT
 
 #: STIM1's offsets after STIM0 in the nested-interrupt tests, ns.
 NESTED_OFFSETS_NS = (1500, 3000, 4500, 6000, 7500)
@@ -32,11 +37,42 @@ _PAIR_PARTS = ("isr0", "isr1", "both")
 STIM_FIXED_CYCLES = 6
 _PART_OFFSET = {"isr": STIM_FIXED_CYCLES, "ist": 0, "isr0": STIM_FIXED_CYCLES,
                 "isr1": STIM_FIXED_CYCLES, "both": STIM_FIXED_CYCLES}
-#: The interrupt tests' pulse rate (an iteration, two 20 µs ISRs and a tick, fits in
-#: a period) and jitter: each period is longer by 0 … IRQ_JITTER_S, so the pulses meet
-#: the target's tick at every phase (a fixed 100 µs would lock to a 1 ms tick).
+#: The interrupt tests' highest pulse rate (an iteration, two 20 µs ISRs and a tick,
+#: fits in a period) and jitter: each period is longer by 0 … IRQ_JITTER_S, so the
+#: pulses meet the target's tick at every phase (a fixed 100 µs would lock to a 1 ms
+#: tick). On a link that cannot carry an iteration's edges that fast, slower
+#: (:func:`irq_freq`).
 IRQ_FREQ = 10_000
 IRQ_JITTER_S = 10e-6
+#: Raw events of one iteration: the markers' rises (MARKER2 once per test) ...
+EDGES_PER_ITERATION = 2
+#: ... and of an interrupt test's: STIM0, STIM1, MARKER0 and MARKER1, both ways.
+EDGES_PER_IRQ_ITERATION = 8
+#: The share of the link's raw-event rate the suite's edges may take: the rest for the
+#: host's polls, and the rig's event FIFO absorbs what comes in bursts.
+LINK_SHARE = 0.8
+#: The pause after each iteration the firmware takes at least (SoC cycles, 20 µs).
+MIN_PAUSE_CYCLES = 1000
+
+
+def link_events_per_s(baud):
+    """Raw events a second a link of ``baud`` carries (8N1, one framed packet each)."""
+    return baud / (10 * len(frame(PacketType.EVENT, 0, bytes(EVENT.payload_len))))
+
+
+def irq_freq(baud):
+    """The interrupt tests' pulse rate on a link of ``baud``: :data:`IRQ_FREQ`, or
+    slower where the link would not carry every edge (the rig would drop events, and a
+    test whose MARKER2 fall is dropped never ends)."""
+    fits = LINK_SHARE * link_events_per_s(baud) / EDGES_PER_IRQ_ITERATION
+    return min(IRQ_FREQ, math.floor(fits / 100) * 100)
+
+
+def pause_cycles(baud, cpu_hz):
+    """The pause after each iteration (cycles of a ``cpu_hz`` target) that keeps the
+    markers' edges within a link of ``baud``, taking the iteration itself as no time."""
+    per_iteration_s = EDGES_PER_ITERATION / (LINK_SHARE * link_events_per_s(baud))
+    return max(MIN_PAUSE_CYCLES, math.ceil(per_iteration_s * cpu_hz))
 #: One iteration as the rig saw it: MARKER0 rise (ticks), MARKER0 rise → MARKER1 rise
 #: (ticks), and whether MARKER1 never rose (``interval`` then 0).
 ITERATION_DTYPE = np.dtype([("start", "<u8"), ("interval", "<u8"), ("missed", "?")])

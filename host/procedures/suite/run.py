@@ -16,7 +16,7 @@ from ....protocol import Caps, Input
 from ....records import EVENT_DTYPE
 from ...rig.run import CaptureRun, Progress, capture_meta
 from ..settings import CaptureSettings
-from .catalog import IRQ_FREQ, IRQ_JITTER_S, IRQ_TESTS, TESTS, index_name
+from .catalog import IRQ_JITTER_S, IRQ_TESTS, TESTS, index_name, irq_freq
 from .figures import _suite_figures
 from .stall import _stalled
 from .trace import _Trace
@@ -51,11 +51,11 @@ def _on_step(seconds, rig):
 
 
 def _start_pulses(rig, name, iterations, target, load):
-    """The pulses of interrupt test ``name``: one per iteration at :data:`IRQ_FREQ`
-    with :data:`IRQ_JITTER_S`, STIM1 at the test's offset, with the STIM and
-    marker-falling edges recorded."""
+    """The pulses of interrupt test ``name``: one per iteration at :func:`irq_freq` of
+    the rig's link with :data:`IRQ_JITTER_S`, STIM1 at the test's offset, with the STIM
+    and marker-falling edges recorded."""
     offset = IRQ_TESTS[name]
-    s = CaptureSettings(freq=IRQ_FREQ, count=iterations, target=target, load=load,
+    s = CaptureSettings(freq=irq_freq(rig.info["baud"]), count=iterations, target=target, load=load,
                         jitter=_on_step(IRQ_JITTER_S, rig),
                         stim1_offset=None if offset is None else _on_step(offset * 1e-9, rig))
     regs = s.ticks(rig.tick_hz, rig.stim_step)
