@@ -171,9 +171,9 @@ def test_baselines_of_the_wrong_kind_say_why(tmp_path):
             _load(kw, tmp_path)
         assert words in str(e.value) and "\n" not in str(e.value), kw
     sweep = _load({"baseline": str(EXAMPLES / "soc-sweep-loaded.rtrig"),
-                   "mf_isr_min": "-5%"}, tmp_path)
+                   "mf_app_min": "-5%"}, tmp_path)
     (b,) = sweep.values()
-    assert b.kind == "sweep" and b.figures["mf_isr_hz"]["below_hz"] == pytest.approx(56053.8, 1e-4)
+    assert b.kind == "sweep" and b.figures["mf_app_hz"]["below_hz"] == pytest.approx(16000.0, 1e-4)
 
 
 def test_a_cut_off_or_empty_baseline_is_refused_naming_it(tmp_path, pytester):
