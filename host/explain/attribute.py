@@ -19,6 +19,9 @@ MRET = 0x3020_0073        #: the ``mret`` instruction word
 EXTERNAL_IRQ = 11         #: machine external interrupt (STIM0's line)
 TIMER_IRQ = 7             #: machine timer interrupt (the kernel tick)
 SCHEDULER_FILES = ("kernel/sched.c",)
+#: The scheduler's code outside those files: a thread's own switch, called (not
+#: trapped into) from the kernel's yield and block (arch/riscv32/trap.S).
+SCHEDULER_FUNCTIONS = ("riscv_switch_thread",)
 
 
 @dataclass
@@ -46,11 +49,11 @@ class _State:
         self.stack = []          # trap contexts: "ours", "timer", "exception", "other"
         self.ours_taken = False
 
-    def category(self, file):
+    def category(self, file, function=""):
         top = self.stack[-1] if self.stack else None
         if top == "timer":
             return "kernel tick"
-        if top == "exception" or file in SCHEDULER_FILES:
+        if top == "exception" or file in SCHEDULER_FILES or function in SCHEDULER_FUNCTIONS:
             return "scheduler" if top != "other" else "other interrupt"
         if top == "other":
             return "other interrupt"
@@ -113,7 +116,7 @@ def explain_pulse(entries, edge_index, latency_cycles, symbols):
             fn = symbols.function(pc)
             if i > edge_index and ex.edge_function == "?":
                 ex.edge_pc, ex.edge_function = pc, fn
-            _charge(ex, prev_t, t, edge_t, resp_t, fn, st.category(symbols.file_of(fn)))
+            _charge(ex, prev_t, t, edge_t, resp_t, fn, st.category(symbols.file_of(fn), fn))
             mie = bool(flags & FLAG_MIE)
             if e["aux"] == MRET and st.stack:
                 st.stack.pop()

@@ -218,3 +218,14 @@ def test_stages_against_the_rigs_own_channel(tmp_path):
     tracks = check_trace(export(cap, "trace", tmp_path / "t1.json", stages="marker1+"))
     (stage,) = [v for k, v in tracks.items() if k == (1, 3)]
     assert np.allclose(sorted(d * 1000 for _, d, _ in stage), np.sort(t["marker1+"]))
+
+
+def test_a_threads_own_switch_is_the_scheduler():
+    # The kernel's yield and block call riscv_switch_thread (arch/riscv32/trap.S)
+    # instead of trapping: it is scheduling, wherever it is called from.
+    from rtrig.host.explain.attribute import _State
+    st = _State()
+    st.ours_taken = True
+    assert st.category("arch/riscv32/trap.S", "riscv_switch_thread") == "scheduler"
+    assert st.category("arch/riscv32/trap.S", "riscv_trap_entry") == "application"
+    assert st.category("kernel/sched.c", "k_sched_pick") == "scheduler"
