@@ -56,3 +56,29 @@ class Interrupted(KeyboardInterrupt):
         import signal
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+
+
+#: A stop signal taken and not yet handled: its number, or None.
+_stop = {"signum": None}
+
+
+def stop_requested(signum):
+    """Note a stop signal (the CLI's handler, which also raises :class:`Interrupted`):
+    should that exception be lost in code that swallowed it, :func:`check_stop` raises
+    it again, so the command still ends."""
+    _stop["signum"] = signum
+
+
+def stop_taken():
+    """The stop is being handled (a capture's cleanup runs): nothing to raise again."""
+    _stop["signum"] = None
+
+
+def check_stop():
+    """Raise :class:`Interrupted` for a stop signal that came and is not handled yet
+    (once; the rig link checks at every poll)."""
+    signum = _stop["signum"]
+    if signum is not None:
+        _stop["signum"] = None
+        raise Interrupted(signum)
+

@@ -12,7 +12,7 @@ import sys
 import click
 
 from ... import __version__
-from ...errors import Interrupted, RtrigError
+from ...errors import Interrupted, RtrigError, stop_requested
 from .boards import build_cmd, flash_cmd
 from .capture import capture
 from .compare import compare_cmd
@@ -89,6 +89,7 @@ def _catch_stop_signals():
         for s in sigs:
             if previous[s] != signal.SIG_IGN:
                 signal.signal(s, noted)
+        stop_requested(signum)          # raised again at the next poll if this is lost
         raise Interrupted(signum)
 
     try:

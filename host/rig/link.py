@@ -9,7 +9,7 @@ import time
 
 import serial
 
-from ...errors import LinkError, NotARigError
+from ...errors import LinkError, NotARigError, check_stop
 from ...framing import SlipDecoder, frame
 from ...protocol import RIG_ID, ChanFlags, PacketType, Reg
 from .decode import _CHAN_BYTE, _STREAMS
@@ -114,7 +114,9 @@ class RigLink:
     def poll(self, wait=0.0):
         """Read what has arrived, waiting up to ``wait`` s for the first byte.
 
-        Returns True if anything arrived."""
+        Returns True if anything arrived. A stop signal whose :class:`Interrupted`
+        was lost on its way (:func:`rtrig.errors.check_stop`) is raised here again."""
+        check_stop()
         try:
             if self.port.timeout != wait:
                 self.port.timeout = wait

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ... import __version__
 from ...capture import CaptureWriter
-from ...errors import LinkError
+from ...errors import LinkError, stop_taken
 
 __all__ = ["CaptureRun", "CaptureResult", "Progress", "rig_meta", "capture_meta", "now"]
 
@@ -123,6 +123,7 @@ class CaptureRun:
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        stop_taken()                # a stop is handled here: the cleanup below may poll
         self.progress.done()
         if exc is None or self.final is not None:
             return False

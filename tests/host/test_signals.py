@@ -142,3 +142,22 @@ def test_twin_leaves_when_its_parent_is_already_gone():
                         str(os.getpid() + 1_000_000)], capture_output=True, text=True,
                        timeout=10)
     assert r.returncode == 0 and not re.search("LISTENING", r.stdout)
+
+
+def test_a_stop_lost_on_its_way_still_ends_the_capture(tmp_path):
+    # The handler's Interrupted can be lost in code that swallows it (seen once: a
+    # SIGTERM 0.27 s after start left the capture running); the link raises it again
+    # at its next poll, and the capture closes as interrupted.
+    from rtrig.errors import Interrupted, stop_requested
+    from rtrig.host import CaptureSettings, open_rig, run_capture
+    from rtrig.protocol import Reg
+    s = CaptureSettings(freq=10e3, count=1_000_000, target="loopback", delay=1e-6)
+    def at_the_first_block(*_):
+        stop_requested(signal.SIGTERM)             # as if its exception had been lost
+    with open_rig(sim=True) as rig:
+        with pytest.raises(Interrupted):
+            run_capture(rig, s, tmp_path / "c.rtrig", progress=False,
+                        on_block=at_the_first_block)
+        assert rig.link.read1(Reg.SCRATCH) is not None     # the link answers after it
+    cap = rtrig.load(tmp_path / "c.rtrig")
+    assert cap.final["status"] == "interrupted" and 0 < len(cap.channel("isr")) < 1_000_000
