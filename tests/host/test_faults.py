@@ -376,6 +376,19 @@ def test_a_lost_link_ends_the_file_with_everything_the_host_knows(twin, tmp_path
     assert final["link"]["lost_records"] >= 3           # the three the proxy dropped
 
 
+def _log_length_at_the_count(rig, proxy):
+    """``{"log": n}`` once the host has read its loss counters: n = the proxy's log
+    entries until then (what the counts can hold)."""
+    counted = {}
+    reported = rig.link.reported
+
+    def reported_here():
+        reported()
+        counted["log"] = len(proxy.log)
+    rig.link.reported = reported_here
+    return counted
+
+
 def test_heavy_corruption_both_ways_is_counted_exactly(twin, tmp_path):
     # Stream packets dropped and damaged, and 3 % of the responses and requests damaged
     # from the capture's CLEAR on (the counters start there: a packet lost in the
@@ -388,13 +401,7 @@ def test_heavy_corruption_both_ways_is_counted_exactly(twin, tmp_path):
     with FaultProxy(twin.url, rates={"drop": 0.01, "flip": 0.03}, seed=4) as proxy, \
             open_rig(port=proxy.url) as rig:
         rig.link.retries = 6
-        counted = {}
-        reported = rig.link.reported
-
-        def reported_here():
-            reported()
-            counted["log"] = len(proxy.log)
-        rig.link.reported = reported_here
+        counted = _log_length_at_the_count(rig, proxy)
 
         def from_the_first_block(*_):
             proxy.flip_rates = (0.03, 0.03)
@@ -415,13 +422,7 @@ def test_losses_in_the_set_up_before_the_clear_are_counted_too(twin, tmp_path):
     with FaultProxy(twin.url, rates={"drop": 0.01, "flip": 0.03}, seed=1) as proxy, \
             open_rig(port=proxy.url) as rig:
         rig.link.retries = 6
-        counted = {}
-        reported = rig.link.reported
-
-        def reported_here():
-            reported()
-            counted["log"] = len(proxy.log)
-        rig.link.reported = reported_here
+        counted = _log_length_at_the_count(rig, proxy)
         proxy.flip_rates = (0.05, 0.03)
         res = run_capture(rig, s, tmp_path / "h.rtrig", progress=False)
     log = proxy.log[:counted["log"]]          # what happened up to the counters' read
