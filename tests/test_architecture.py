@@ -175,7 +175,7 @@ ALLOWED_LINK_ATTRS = {
         "CaptureResult.link: the loss counters of the public result (a dict)",
     ("rtrig.host.cli.suite", "res.link"):
         "SuiteResult.link: the loss counters of the public result (a dict)",
-    ("rtrig.host.procedures.sweep", "res.link"):
+    ("rtrig.host.procedures.sweep_steps", "res.link"):
         "a step's CaptureResult.link: the loss counters it records (a dict)",
     ("rtrig.host.procedures.suite.run", "self.link"):
         "SuiteResult.to_json: the result's own loss counters (a dict)",
@@ -365,8 +365,6 @@ LONG_FILES = {
         "the model CPU: one state machine, mirrored cycle for cycle by host/model",
     "gateware/link.py":
         "the link's three stages (PacketRx, CommandUnit, PacketTx) and their packet types",
-    "host/procedures/sweep.py":
-        "the sweep: its settings, steps and run; to split along them",
     "host/report/data.py":
         "the report's numbers: histogram, exceedance, envelope and persistence of a capture",
     "host/integrations/export.py":

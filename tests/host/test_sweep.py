@@ -15,6 +15,7 @@ from rtrig.host.cli import main
 from rtrig.host.model.figures import mf_app, mf_isr, sf
 from rtrig.host.model.reference import ModelParams, simulate_periodic
 from rtrig.host.procedures import sweep as sweep_mod
+from rtrig.host.procedures import sweep_steps
 from rtrig.host.procedures.sweep import SweepSettings, default_pulses, run_sweep, search_threshold
 from rtrig.host.sim import sim_board
 
@@ -108,7 +109,7 @@ def test_search_without_confirm():
 def test_default_pulses_detects_one_percent():
     # backlog grows by (Tc - T) per pulse: a miss after ~T/(Tc - T) pulses
     n = default_pulses(0.01)
-    assert n >= 1 / 0.01 and n <= sweep_mod._FIFO_RECORDS
+    assert n >= 1 / 0.01 and n <= sweep_steps._FIFO_RECORDS
     p = ModelParams(isr_entry=100, isr_service=200, app=False)
     assert mf_isr(p, pulses=n) <= 1e8 / 299 * 1.01
 
