@@ -367,8 +367,6 @@ LONG_FILES = {
         "the link's three stages (PacketRx, CommandUnit, PacketTx) and their packet types",
     "host/report/data.py":
         "the report's numbers: histogram, exceedance, envelope and persistence of a capture",
-    "host/integrations/export.py":
-        "the export formats and their dispatch; to split, one module per format",
     "rig/boards/build.py":
         "one board build: synthesis, the timing check and the build cache",
 }

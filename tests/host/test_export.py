@@ -15,6 +15,7 @@ from test_report import TICK_HZ, events_from_records, make_records, write_captur
 from rtrig.host.analysis import channel_stats
 from rtrig.host.cli import main
 from rtrig.host.integrations import export as ex
+from rtrig.host.integrations import export_vcd
 from rtrig.protocol import ChanFlags
 
 SIGROK = shutil.which("sigrok-cli")
@@ -187,10 +188,10 @@ def test_vcd_structure(cap2):
 
 
 def test_vcd_timescale_for_other_tick_rates():
-    assert ex._vcd_timescale(100e6) == ("10 ns", 1)
-    assert ex._vcd_timescale(1e9) == ("1 ns", 1)
-    assert ex._vcd_timescale(10e6) == ("100 ns", 1)
-    scale, factor = ex._vcd_timescale(48e6)
+    assert export_vcd._vcd_timescale(100e6) == ("10 ns", 1)
+    assert export_vcd._vcd_timescale(1e9) == ("1 ns", 1)
+    assert export_vcd._vcd_timescale(10e6) == ("100 ns", 1)
+    scale, factor = export_vcd._vcd_timescale(48e6)
     assert scale == "1 ps" and factor == pytest.approx(1e12 / 48e6)
 
 
