@@ -5,7 +5,7 @@ Every block the host sees (stimulus, targets, capture, raw events, latency recor
 statistics, the host link) is a :class:`Feature`: it names the registers of the one
 register map (:data:`rtrig.protocol.REGISTERS`) that it implements, and the registers
 of other features it only reads. Its ``regs`` member carries them as ports, so a
-feature is tested, and read, on its own; :class:`~rtrig.gateware.top.Rig` lists the
+feature is tested, and read, on its own; :class:`~rtrig.gateware.top.GatewareTop` lists the
 features, builds the register file from their declarations and wires each register
 port to it (:func:`connect_registers`). A register of a feature not built in reads its
 map value and ignores writes.

@@ -7,7 +7,7 @@ and the rest of a netlist decides placement and timing (nextpnr is deterministic
 netlist, its options and its seed). :func:`logic_text` is the RTLIL without them, so
 two sources that build the same hardware — one with a comment more, or a function split
 in two — give the same text. ``BUILD_HASH`` is taken from it
-(:meth:`~rtrig.gateware.top.Rig.logic_hash`): an edit that leaves the logic alone
+(:meth:`~rtrig.gateware.top.GatewareTop.logic_hash`): an edit that leaves the logic alone
 leaves the register, the netlist and every board's placement as they were.
 """
 

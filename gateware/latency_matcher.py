@@ -95,7 +95,7 @@ class LatencyMatcher(wiring.Component):
         ``t + stim_phase``.
     in_rise, in_fall : In(1)
         The response rose / fell at time ``t + in_phase``; never both in one cycle (as
-        from :class:`~rtrig.gateware.capture.EdgeDetector`).
+        from :class:`~rtrig.gateware.features.capture.EdgeDetector`).
     in_phase : In(2)
         The response edge of this cycle happened at ``t + in_phase`` (0 to
         ``step - 1``): ignored with ``step=1``, bit 0 only with ``step=2``, both bits

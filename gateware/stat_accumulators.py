@@ -12,7 +12,7 @@ it once at the end:
 * :class:`HeartbeatWindows` — heartbeat edges per programmable window: the last complete
   window and min/max over the windows that lay entirely inside a stimulus run, so a
   saturated load task shows up as a window with zero edges.
-* :class:`Statistics` — both channels behind two auto-incrementing read windows (one for
+* :class:`StatAccumulators` — both channels behind two auto-incrementing read windows (one for
   the scalar words, one for the histogram bins) and the heartbeat windows.
 
 The register map is in :mod:`rtrig.protocol` (addresses 0x060..0x07F); the layout of the
@@ -47,7 +47,7 @@ from amaranth.lib.wiring import In, Out
 from .heartbeat import HeartbeatWindows
 from .latency_matcher import LatencyRecord
 
-__all__ = ["ChannelStats", "HeartbeatWindows", "Statistics", "STAT_WORDS", "StatFlags",
+__all__ = ["ChannelStats", "HeartbeatWindows", "StatAccumulators", "STAT_WORDS", "StatFlags",
            "WORDS_PER_CHANNEL", "HIST_BINS", "COUNT_WIDTH", "PIPELINE_DEPTH"]
 
 #: Default number of histogram bins per channel (a power of two).
@@ -457,9 +457,9 @@ class ChannelStats(wiring.Component):
                 m.d.sync += self.word.eq(0)
 
 
-class Statistics(wiring.Component):
+class StatAccumulators(wiring.Component):
     """Statistics of every latency channel behind two read windows, and heartbeat
-    windows; the block :class:`~rtrig.gateware.top.Rig` instantiates.
+    windows; the block :class:`~rtrig.gateware.top.GatewareTop` instantiates.
 
     All ports are in the ``sync`` domain.
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The rig: every feature of the instrument behind one host link.
 
-:class:`Rig` is the same design on an FPGA board (wrapped by a board top that adds
+:class:`GatewareTop` is the same design on an FPGA board (wrapped by a board top that adds
 pin buffers and a PLL) and in the simulation twin (converted to Verilog as it is).
 It lists the features (:mod:`rtrig.gateware.feature`), builds the register file from
 the registers they declare and connects them; each feature is a component of its own
@@ -16,23 +16,23 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out, connect
 
 from ..protocol import CAPS_LAT_CHANNELS_SHIFT, N_INPUTS, REGISTERS, Caps, Target
-from .capture import IN_DELAY, SAMPLES, InputCapture
-from .control import RigControl
-from .events import EventRecord, RawEvents
+from .features.capture import IN_DELAY, SAMPLES, InputCapture
+from .features.control import RigControl
+from .features.events import EventRecord, RawEvents
 from .feature import connect_registers
-from .hostlink import HostLink
-from .latency_records import LatencyRecords
+from .features.hostlink import HostLink
+from .features.latency_records import LatencyRecords
 from .registers import RegisterFile
-from .stimulus import Stimulus
-from .targets import LOOP_LINE_DEPTH, SOC_OUTPUTS, Targets, TruthWireRecord
+from .features.stimulus import Stimulus
+from .features.targets import LOOP_LINE_DEPTH, SOC_OUTPUTS, Targets, TruthWireRecord
 
-__all__ = ["Rig", "EventRecord", "TruthWireRecord", "gateware_hash", "LOOP_LINE_DEPTH"]
+__all__ = ["GatewareTop", "EventRecord", "TruthWireRecord", "gateware_hash", "LOOP_LINE_DEPTH"]
 
 
 def gateware_hash():
     """SHA-256 over the gateware sources, the protocol and the records: identifies the
     sources (the simulation twin's build cache key). A build is identified by its
-    logic instead (:meth:`Rig.logic_hash`, register ``BUILD_HASH``).
+    logic instead (:meth:`GatewareTop.logic_hash`, register ``BUILD_HASH``).
 
     The files are found through the imported modules, so an installed package hashes
     what it runs; a source that cannot be read is an error, never skipped.
@@ -47,7 +47,7 @@ def gateware_hash():
     return h.hexdigest()
 
 
-class Rig(wiring.Component):
+class GatewareTop(wiring.Component):
     """The rig top level.
 
     Parameters
@@ -77,20 +77,20 @@ class Rig(wiring.Component):
         Latency channels: 2 (``isr``, ``app``), or 4 with ``intervals`` (two interval
         channels beside them); ``CAPS`` bits 12..15 report it.
     pin_latency : int
-        Cycles of registers in front of ``ext_inputs`` outside the Rig (2 behind a
-        board's DDR input buffers and :class:`~rtrig.gateware.capture.QuadSampler`);
+        Cycles of registers in front of ``ext_inputs`` outside this component (2 behind a
+        board's DDR input buffers and :class:`~rtrig.gateware.features.capture.QuadSampler`);
         internal targets and the stimulus are delayed as much, and ``IN_DELAY``
         includes it.
 
     Every input pin is sampled four times per clock
-    (:data:`~rtrig.gateware.capture.SAMPLES`): ``ext_inputs`` is the earliest sample
+    (:data:`~rtrig.gateware.features.capture.SAMPLES`): ``ext_inputs`` is the earliest sample
     of a cycle, ``ext_later`` the others in order; a tick is a quarter of a clock
     period (``TICK_HZ`` = 4 × ``clk_freq``). The stimulus, the loopback and the model
     target run in clock cycles: their settings are used in steps of 4 ticks (register
     ``STIM_STEP``; other values are rounded down). The build is for area: matchers
     without a record register of their own
     (:class:`~rtrig.gateware.latency_matcher.LatencyMatcher`), raw events
-    queued once per cycle (:class:`~rtrig.gateware.events.EventGroups`: ``fifo_depth``
+    queued once per cycle (:class:`~rtrig.gateware.features.events.EventGroups`: ``fifo_depth``
     counts cycles with edges, events come out in the order of their cycles), no
     register stage before the latency FIFO or after the packet arbiter, a block-RAM
     loopback delay line (delays up to ``LOOP_LINE_DEPTH`` clock cycles; a longer
@@ -109,7 +109,7 @@ class Rig(wiring.Component):
     ext_later : In(ArrayLayout(6, 3))
         The later samples of the pins in each cycle.
     stim0, stim1, load_en : Out(1)
-        Rig → target pins.
+        GatewareTop → target pins.
     """
 
     def __init__(self, clk_freq=30_000_000, baud=3_000_000, board=0, with_model=True,
@@ -163,7 +163,7 @@ class Rig(wiring.Component):
             from amaranth.back import rtlil
 
             from .identity import logic_digest
-            bare = _Defined(Rig(**self._params, build_hash=0))
+            bare = _Defined(GatewareTop(**self._params, build_hash=0))
             self._build_hash = int(logic_digest(rtlil.convert(bare, name="rig"))[:8], 16)
         return self._build_hash
 
@@ -202,7 +202,7 @@ class Rig(wiring.Component):
                                       n_channels=self.lat_channels),
         }
         if self.with_stats:
-            from .statistics import OnChipStatistics
+            from .features.statistics import OnChipStatistics
             f["stats"] = OnChipStatistics(step, self.lat_channels)
         f["link"] = HostLink(divisor, 3 if self.with_model else 2)
         return f

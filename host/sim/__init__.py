@@ -2,7 +2,7 @@
 """The simulation twin: the rig's real gateware compiled with Verilator.
 
 :func:`build` (:mod:`~rtrig.host.sim.builder`) converts a board's
-:class:`rtrig.gateware.top.Rig` (the ULX3S's by default, :data:`SIM_BOARD`) to Verilog
+:class:`rtrig.gateware.top.GatewareTop` (the ULX3S's by default, :data:`SIM_BOARD`) to Verilog
 and compiles it with the C++ harness (``harness.cpp``) into a simulator binary, cached
 by the hash of everything that goes into it. :class:`SimRig`
 (:mod:`~rtrig.host.sim.simrig`) starts that binary and gives the ``socket://`` URL the

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Building the simulation twin: the rig's clock and host links in the twin, and
-:func:`build`, which converts :class:`rtrig.gateware.top.Rig` to Verilog and compiles
+:func:`build`, which converts :class:`rtrig.gateware.top.GatewareTop` to Verilog and compiles
 it with the C++ harness (``harness.cpp``) into a simulator binary, cached by the hash
 of everything that goes into it (:func:`_key`)."""
 

@@ -41,7 +41,7 @@ def loopback_limit_cycles(code):
     """The longest loopback delay, in clock cycles, of the rig that reports board
     ``code`` (``BOARD``): its delay line holds that many cycles, and a longer delay
     answers nothing. None for a code no board has (0: a rig that names no board)."""
-    from ..gateware.targets import LOOP_LINE_DEPTH
+    from ..gateware.features.targets import LOOP_LINE_DEPTH
     for b in BOARDS.values():
         if b.code == code and code:
             return LOOP_LINE_DEPTH

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""What every rig board has in common: its description and the top level around the Rig.
+"""What every rig board has in common: its description and the top level around the GatewareTop.
 
 A board file (``ulx3s.py``, ``orangecrab.py``, ``icebreaker.py``) subclasses an
 amaranth-boards platform, adds the rig's pins as one resource named ``rig`` with
@@ -16,14 +16,14 @@ from amaranth import ClockDomain, Elaboratable, Module, Signal
 from amaranth.build import Attrs, Pins, Resource, Subsignal
 from amaranth.lib import io
 
-from rtrig.gateware.capture import SAMPLES, QuadSampler
-from rtrig.gateware.top import Rig
+from rtrig.gateware.features.capture import SAMPLES, QuadSampler
+from rtrig.gateware.top import GatewareTop
 
 __all__ = ["ECP5_CLK_FREQ", "ECP5_RIG_OPTIONS", "Board", "BoardTop", "rig_resource", "RIG_OUTPUTS", "RIG_INPUTS", "BUILD_TARGETS"]
 
-#: Rig → target pins, in the order of the Rig's ports.
+#: GatewareTop → target pins, in the order of the GatewareTop's ports.
 RIG_OUTPUTS = ("stim0", "stim1", "load_en")
-#: Target → rig pins, in the bit order of ``Rig.ext_inputs`` (rtrig.protocol.Input).
+#: Target → rig pins, in the bit order of ``GatewareTop.ext_inputs`` (rtrig.protocol.Input).
 RIG_INPUTS = ("isr_out", "app_out", "heartbeat", "marker0", "marker1", "marker2")
 
 #: What a board can be built as (``rtrig build BOARD --target T``).
@@ -35,9 +35,9 @@ BUILD_TARGETS = {
 
 
 #: The ECP5 boards' ``sync`` clock, and what their rig is built with at it
-#: (``Board.rig_options``; the :class:`Rig`'s defaults): four samples of each input per
+#: (``Board.rig_options``; the :class:`GatewareTop`'s defaults): four samples of each input per
 #: clock (an IDDRX1F per pin clocked by ``fast``, twice ``sync``, behind a
-#: :class:`~rtrig.gateware.capture.QuadSampler`: ``pin_latency`` 2), interval channels,
+#: :class:`~rtrig.gateware.features.capture.QuadSampler`: ``pin_latency`` 2), interval channels,
 #: bursts, the two-level register read and four latency channels (isr, app and two
 #: interval channels). A tick is 8.33 ns (``TICK_HZ`` 120 MHz), a stimulus step a cycle
 #: (33.33 ns); 30 MHz divides 3 Mbaud exactly, and every ECP5 build closes it on
@@ -88,7 +88,7 @@ class Board:
         board's USB-serial chip makes exactly and its ``sync`` clock divides into at
         least 4 cycles per bit (the rig's UART receiver samples each bit at its middle).
     fifo_depth : int
-        Rig event/latency FIFO depth.
+        GatewareTop event/latency FIFO depth.
     with_model : bool
         Build the model target in (the board's self-test target).
     with_stats : bool
@@ -124,7 +124,7 @@ class Board:
         ``clk_freq`` (the SoC targets; the board's platform then has the resources
         ``soc_debug`` and ``soc_target`` of ``soc.py``).
     rig_options : dict
-        Further :class:`Rig` parameters (``pin_latency``, and ``intervals``,
+        Further :class:`GatewareTop` parameters (``pin_latency``, and ``intervals``,
         ``bursts``, ``read_pipeline``, ``lat_channels`` where a board leaves them out).
     same_die_as : str
         Name of a variant on the same die, differing only in the device name, whose
@@ -173,9 +173,9 @@ class Board:
         """One tick in ns: a ``sync`` clock period over :attr:`tick_step`."""
         return 1e9 / (self.clk_freq * self.tick_step)
 
-    def rig(self, cls=Rig, **kwargs):
-        """The :class:`Rig` (or ``cls``, a subclass) configured for this board;
-        ``kwargs`` are further Rig parameters."""
+    def rig(self, cls=GatewareTop, **kwargs):
+        """The :class:`GatewareTop` (or ``cls``, a subclass) configured for this board;
+        ``kwargs`` are further GatewareTop parameters."""
         params = dict(clk_freq=self.clk_freq, baud=self.baud, board=self.code,
                       with_model=self.with_model, fifo_depth=self.fifo_depth,
                       with_stats=self.with_stats)
@@ -183,21 +183,21 @@ class Board:
 
     @property
     def tick_step(self):
-        """Ticks per ``sync`` cycle, the Rig's ``step``: the samples it takes of each
-        input per clock (:data:`~rtrig.gateware.capture.SAMPLES`)."""
+        """Ticks per ``sync`` cycle, the GatewareTop's ``step``: the samples it takes of each
+        input per clock (:data:`~rtrig.gateware.features.capture.SAMPLES`)."""
         return SAMPLES
 
 
 class BoardTop(Elaboratable):
-    """The Rig with its clock, UART and target pins on a board.
+    """The GatewareTop with its clock, UART and target pins on a board.
 
-    Every pin goes through a plain (unregistered) ``io.Buffer``: the Rig's stimulus
+    Every pin goes through a plain (unregistered) ``io.Buffer``: the GatewareTop's stimulus
     outputs are flip-flop outputs already, and its input synchroniser is the first
-    register the target's edges meet, so the delays the Rig subtracts (``IN_DELAY``)
+    register the target's edges meet, so the delays the GatewareTop subtracts (``IN_DELAY``)
     are the pin-to-pin delays (docs/architecture.md, "Time and resolution"). The
-    target's pins reach the Rig through ``io.DDRBuffer``s in domain ``fast`` (twice
+    target's pins reach the GatewareTop through ``io.DDRBuffer``s in domain ``fast`` (twice
     ``sync``, from the board's clocking) behind a
-    :class:`~rtrig.gateware.capture.QuadSampler` (two ``sync`` cycles deep: the Rig's
+    :class:`~rtrig.gateware.features.capture.QuadSampler` (two ``sync`` cycles deep: the GatewareTop's
     ``pin_latency``), four samples per clock.
     """
 
@@ -205,7 +205,7 @@ class BoardTop(Elaboratable):
         self.board = board
 
     def rig(self):
-        """The Rig this top wraps (a subclass may build it another way)."""
+        """The GatewareTop this top wraps (a subclass may build it another way)."""
         return self.board.rig()
 
     def clocking(self, platform):

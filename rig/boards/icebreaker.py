@@ -21,7 +21,7 @@ from .clocking import ICE40PLL
 
 __all__ = ["BOARDS", "PIN_LABELS"]
 
-#: Rig pin → FPGA pin (SG48 package ball) on the PMOD1A / PMOD1B connectors.
+#: rig pin → FPGA pin (SG48 package ball) on the PMOD1A / PMOD1B connectors.
 PINS = {
     "stim0": "4", "stim1": "2", "load_en": "47",       # PMOD1A pins 1, 2, 3
     "isr_out": "3", "app_out": "48", "heartbeat": "46",  # PMOD1A pins 7, 8, 9

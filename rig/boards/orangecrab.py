@@ -22,7 +22,7 @@ from .clocking import ECP5PLL
 
 __all__ = ["BOARDS", "PIN_LABELS"]
 
-#: Rig pin → pin of the platform's ``io`` connector (named as on the silkscreen).
+#: rig pin → pin of the platform's ``io`` connector (named as on the silkscreen).
 PINS = {
     "stim0": "5", "stim1": "6", "load_en": "9",
     "isr_out": "10", "app_out": "11", "heartbeat": "12",

@@ -4,7 +4,7 @@ build targets.
 
 ``soc``
     :class:`RigSoCTop`: the board's rig with the SoC built in
-    (``Rig(with_soc=True)``), wired inside the FPGA as in the simulation twin: STIM0 →
+    (``GatewareTop(with_soc=True)``), wired inside the FPGA as in the simulation twin: STIM0 →
     SoC IRQ, LOAD_EN → SoC GPIO input 0, and ``TARGET_SEL = SOC`` routes the SoC's GPIO
     outputs to the capture. The SoC's pins are also copied to spare header pins (the
     board's ``soc_debug`` resource) for a scope.
@@ -151,8 +151,8 @@ class Console(wiring.Component):
 
 
 def soc_rig(board, firmware=b"", **kwargs):
-    """The Rig of ``board``'s ``soc`` target, the SoC built in running ``firmware``;
-    ``kwargs`` are further Rig parameters (the simulation twin's link and model)."""
+    """The GatewareTop of ``board``'s ``soc`` target, the SoC built in running ``firmware``;
+    ``kwargs`` are further GatewareTop parameters (the simulation twin's link and model)."""
     # Two latency channels beside the SoC (isr and app, or intervals): with four the
     # SoC's clock kept +17 % margin only with a placer weighing timing more, and the
     # twin of this target simulated 1.7× the default SoC twin's rig time per second,
@@ -163,7 +163,7 @@ def soc_rig(board, firmware=b"", **kwargs):
 class RigSoCTop(BoardTop):
     """The board's rig with the reference SoC built in (target ``soc``).
 
-    :class:`BoardTop` with a ``Rig(with_soc=True)`` running ``firmware``, the board's
+    :class:`BoardTop` with a ``GatewareTop(with_soc=True)`` running ``firmware``, the board's
     ``soc_clocking`` driving ``sync`` and ``soc``, and the SoC's pins copied to the
     ``soc_debug`` resource. The copies come from the same flip-flops as the internal
     signals (STIM0 and LOAD_EN from the rig's, the GPIO outputs from the SoC's

@@ -33,7 +33,7 @@ from .soc import SOC_CLK_HZ, soc_debug_resource, soc_target_resource
 
 __all__ = ["BOARDS", "PIN_LABELS", "SOC_DEBUG_PINS", "SOC_TARGET_PINS", "label"]
 
-#: Rig pin → connector pin of the platform's ``gpio`` connector ("0+" is GP0, "0-" GN0).
+#: rig pin → connector pin of the platform's ``gpio`` connector ("0+" is GP0, "0-" GN0).
 PINS = {
     "stim0": "0+", "stim1": "1+", "load_en": "2+",
     "isr_out": "0-", "app_out": "1-", "heartbeat": "2-",
@@ -59,7 +59,7 @@ def label(pin):
     return ("GP" if pin.endswith("+") else "GN") + pin[:-1]
 
 
-#: Rig pin → silkscreen label, for the docs.
+#: rig pin → silkscreen label, for the docs.
 PIN_LABELS = {n: label(p) for n, p in PINS.items()}
 
 _OUT_ATTRS = Attrs(IO_TYPE="LVCMOS33", DRIVE="8", SLEWRATE="FAST")

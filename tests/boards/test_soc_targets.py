@@ -34,7 +34,7 @@ from rtrig.boards.soc import (
 from rtrig.boards.timing import TimingError, check_timing
 from rtrig.errors import ToolchainError, UsageError
 from rtrig.gateware.soc import RAM_BYTES
-from rtrig.gateware.top import Rig
+from rtrig.gateware.top import GatewareTop
 
 ROOT = Path(__file__).resolve().parents[2]
 NOP = b"\x13\x00\x00\x00"          # addi x0, x0, 0: a RAM image that needs no compiler
@@ -129,7 +129,7 @@ def test_only_boards_with_soc_clocking_offer_the_soc_targets():
 
 class _FakeSoC(wiring.Component):
     """The SoC's ports with fixed GPIO outputs: the Amaranth simulator cannot run the
-    VexRiscv instance, and the Rig's wiring is what is tested here."""
+    VexRiscv instance, and the GatewareTop's wiring is what is tested here."""
 
     def __init__(self, image=b"", variant="Full"):
         super().__init__({
@@ -147,7 +147,7 @@ class _FakeSoC(wiring.Component):
 def test_soc_rig_hands_out_the_soc_gpio(monkeypatch):
     import rtrig.gateware.soc
     monkeypatch.setattr(rtrig.gateware.soc, "SoC", _FakeSoC)
-    rig = Rig(with_soc=True, with_model=False, with_stats=False, fifo_depth=16,
+    rig = GatewareTop(with_soc=True, with_model=False, with_stats=False, fifo_depth=16,
               pin_latency=1)
     sim = Simulator(rig)
     sim.add_clock(1e-8, domain="sync")

@@ -9,7 +9,7 @@ from amaranth import Module
 from amaranth.lib import data
 from simrun import run
 
-from rtrig.gateware.events import EventGroups
+from rtrig.gateware.features.events import EventGroups
 from rtrig.gateware.link import StreamRoundRobin
 from rtrig.gateware.registers import RegisterFile
 from rtrig.protocol import REGISTERS, Access

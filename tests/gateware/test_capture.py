@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Exact-cycle tests of the input capture (gateware/capture.py), four samples per
+"""Exact-cycle tests of the input capture (gateware/features/capture.py), four samples per
 clock behind the I/O cells: the :class:`EdgeDetector` given each
 cycle's four samples as :class:`QuadSampler` delivers them (those that see ticks
 4c … 4c + 3 of the cycle two edges back, ``pin_latency`` 2), checked against the pin's
@@ -14,7 +14,7 @@ import pytest
 from amaranth import Elaboratable, Module, Signal
 from amaranth.sim import Simulator
 
-from rtrig.gateware.capture import IN_DELAY, EdgeDetector
+from rtrig.gateware.features.capture import IN_DELAY, EdgeDetector
 from rtrig.gateware.timebase import Timebase
 
 PIN_LATENCY = 2               # sync cycles from a pin's tick to the sampler's output

@@ -5,7 +5,7 @@ register map exactly once, and a feature left out takes its registers with it.""
 import pytest
 
 from rtrig.gateware.feature import Feature
-from rtrig.gateware.top import Rig
+from rtrig.gateware.top import GatewareTop
 from rtrig.protocol import REGISTERS
 
 
@@ -28,7 +28,7 @@ SMALL = {"intervals": False, "bursts": False, "read_pipeline": False, "lat_chann
 @pytest.mark.parametrize("kw", [{}, SMALL, {"with_soc": True, "pin_latency": 1},
                                 {"bursts": False}, {"intervals": False, "lat_channels": 2}])
 def test_features_declare_every_register_once(kw):
-    names = owned(Rig(**kw))
+    names = owned(GatewareTop(**kw))
     # A rig without interval channels or bursts has not their registers.
     left_out = set()
     if not kw.get("intervals", True):
@@ -42,7 +42,7 @@ def test_features_declare_every_register_once(kw):
                                 {"intervals": False, "lat_channels": 2}])
 def test_caps_say_which_of_intervals_and_bursts_are_built_in(kw):
     from rtrig.protocol import Caps
-    caps = features(Rig(**kw))["control"].values["CAPS"]
+    caps = features(GatewareTop(**kw))["control"].values["CAPS"]
     assert bool(caps & Caps.INTERVALS) == kw.get("intervals", True)
     assert bool(caps & Caps.BURST) == kw.get("bursts", True)
 
@@ -50,14 +50,14 @@ def test_caps_say_which_of_intervals_and_bursts_are_built_in(kw):
 def test_features_left_out_take_their_registers():
     # The registers that read their map value in a rig without model and statistics:
     # what the rig's earlier name-prefix rule made absent, and the model's TRUTH_OVERFLOW.
-    missing = {r.name for r in REGISTERS} - set(owned(Rig(with_model=False, with_stats=False)))
+    missing = {r.name for r in REGISTERS} - set(owned(GatewareTop(with_model=False, with_stats=False)))
     expected = {r.name for r in REGISTERS
                 if r.name.startswith(("MODEL_", "STAT_", "HIST_", "HB_")) and r.name != "HB_COUNT"}
     assert missing == expected | {"TRUTH_OVERFLOW"}
 
 
 def test_every_feature_documents_its_members():
-    for name, f in features(Rig(with_soc=True, pin_latency=1)).items():
+    for name, f in features(GatewareTop(with_soc=True, pin_latency=1)).items():
         assert isinstance(f, Feature), name
         doc = type(f).__doc__
         assert "Members\n    -------" in doc, name

@@ -34,7 +34,7 @@ def _text(**rig):
     from amaranth.back import rtlil
 
     from rtrig.gateware.identity import logic_text
-    return logic_text(rtlil.convert(top.Rig(**rig), name="top"))
+    return logic_text(rtlil.convert(top.GatewareTop(**rig), name="top"))
 
 
 RIGS = [{}, {"intervals": False, "bursts": False, "read_pipeline": False, "lat_channels": 2}]
@@ -45,15 +45,15 @@ def test_the_build_hash_is_the_logic_not_the_sources(monkeypatch, rig):
     """BUILD_HASH comes from the rig's logic: new sources (another source hash) that
     build the same hardware give the same register value and the same RTLIL, apart
     from source locations; a change to the hardware changes the value."""
-    before = top.Rig(**rig)
+    before = top.GatewareTop(**rig)
     h = before.logic_hash()
     text = _text(**rig)
     monkeypatch.setattr(top, "gateware_hash", lambda: "f" * 64)
-    after = top.Rig(**rig)
+    after = top.GatewareTop(**rig)
     assert after.logic_hash() == h
     assert _text(**rig) == text
     assert f"32'{h:032b}" in text                   # the value is in the netlist
-    other = top.Rig(**{**rig, "fifo_depth": 256})
+    other = top.GatewareTop(**{**rig, "fifo_depth": 256})
     assert other.logic_hash() != h
     for r in (before, after, other):
         r._MustUse__silence = True                  # only their hashes were taken
@@ -75,8 +75,8 @@ def test_the_build_hash_is_the_same_in_every_process():
     order, so every process finds the same value (here: the SoC rig's two domains)."""
     import subprocess
     import sys
-    code = ("from rtrig.gateware.top import Rig\n"
-            "r = Rig(with_soc=True, pin_latency=1, soc_firmware=b'\\x13\\x00\\x00\\x00')\n"
+    code = ("from rtrig.gateware.top import GatewareTop\n"
+            "r = GatewareTop(with_soc=True, pin_latency=1, soc_firmware=b'\\x13\\x00\\x00\\x00')\n"
             "print(r.logic_hash())\nr._MustUse__silence = True\n")
     env = dict(__import__("os").environ)
     got = set()

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Exact-cycle tests of the latency records feature's channel edges
-(gateware/latency_records.py, ``LAT_EDGES``): latency channels by default, interval
+(gateware/features/latency_records.py, ``LAT_EDGES``): latency channels by default, interval
 channels between any two edges when set."""
 
 import random
@@ -8,7 +8,7 @@ import random
 import pytest
 from simrun import run
 
-from rtrig.gateware.latency_records import LatencyRecords
+from rtrig.gateware.features.latency_records import LatencyRecords
 from rtrig.protocol import EDGE_SOURCES, LAT_EDGES_RESET, Input, lat_edges
 
 STIM0 = EDGE_SOURCES.index("STIM0")

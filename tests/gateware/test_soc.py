@@ -10,7 +10,7 @@ from amaranth.back import rtlil
 from amaranth.sim import Simulator
 
 from rtrig.gateware.soc import IO_MAP, IRQ_SYNC_STAGES, SOC_ID, SoC, SoCBus, load_image
-from rtrig.gateware.targets import held_levels
+from rtrig.gateware.features.targets import held_levels
 
 BURST, LAST = 0b010, 0b111
 

@@ -13,7 +13,7 @@ from rtrig.gateware.stat_accumulators import (
     ChannelStats,
     HeartbeatWindows,
     StatFlags,
-    Statistics,
+    StatAccumulators,
 )
 
 MASK32 = 0xFFFF_FFFF
@@ -366,7 +366,7 @@ def test_heartbeat_windows():
 
 def test_statistics_read_windows():
     """Auto-incrementing windows at the command unit's read spacing (4 cycles)."""
-    dut = Statistics(n_channels=2, n_bins=8)
+    dut = StatAccumulators(n_channels=2, n_bins=8)
     out = {}
 
     async def read_window(ctx, sel_we, rd, data, start, n):

@@ -6,18 +6,18 @@ from amaranth import Module
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
-from .feature import Feature
-from .latency_matcher import LatencyRecord
-from .stat_accumulators import Statistics
+from ..feature import Feature
+from ..latency_matcher import LatencyRecord
+from ..stat_accumulators import StatAccumulators
 
 __all__ = ["OnChipStatistics"]
 
 
 class OnChipStatistics(Feature):
-    """:class:`~rtrig.gateware.stat_accumulators.Statistics` behind its registers.
+    """:class:`~rtrig.gateware.stat_accumulators.StatAccumulators` behind its registers.
 
     With ``STAT_CTRL`` bit 0 set it accumulates the records of the latency matchers
-    (:class:`~rtrig.gateware.latency_records.LatencyRecords` runs them then even with
+    (:class:`~rtrig.gateware.features.latency_records.LatencyRecords` runs them then even with
     the LATENCY stream off); ``CLEAR`` zeroes it. The heartbeat windows count HEARTBEAT
     edges in windows of ``HB_WINDOW`` ticks while the stimulus runs.
 
@@ -63,7 +63,7 @@ class OnChipStatistics(Feature):
     def elaborate(self, platform):
         m = Module()
         regs = self.regs
-        m.submodules.stats = stats = Statistics(n_channels=self.n_channels)
+        m.submodules.stats = stats = StatAccumulators(n_channels=self.n_channels)
         m.d.comb += [
             self.stat_on.eq(regs.STAT_CTRL[0]),
             stats.rec_a_valid.eq(self.rec_a_valid),

@@ -7,8 +7,8 @@ import random
 from amaranth import Module
 from simrun import run
 
-from rtrig.gateware.pulse_generator import StimulusGenerator, lfsr32_next
-from rtrig.gateware.pulse_generator_lean import LeanStimulusGenerator
+from rtrig.gateware.stimulus_generator import StimulusGenerator, lfsr32_next
+from rtrig.gateware.stimulus_generator_lean import LeanStimulusGenerator
 
 SETTINGS = ("period", "high", "count", "jitter", "offset", "seed", "stim1_en")
 OUTPUTS = ("stim0", "stim1", "running", "pulses")

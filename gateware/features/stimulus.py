@@ -4,9 +4,9 @@
 from amaranth import Module, Signal
 from amaranth.lib.wiring import Out
 
-from .feature import Feature
-from .pulse_generator import StimulusGenerator
-from .pulse_generator_lean import LeanStimulusGenerator
+from ..feature import Feature
+from ..stimulus_generator import StimulusGenerator
+from ..stimulus_generator_lean import LeanStimulusGenerator
 
 __all__ = ["Stimulus"]
 
@@ -21,8 +21,8 @@ class Stimulus(Feature):
         ``step``, rounded down); ``STIM_COUNT`` and ``STIM_SEED`` are not times.
     bursts : bool
         Bursts (``STIM_BURST``, ``STIM_GAP``):
-        :class:`~rtrig.gateware.pulse_generator.StimulusGenerator`. Without,
-        :class:`~rtrig.gateware.pulse_generator_lean.LeanStimulusGenerator` (fewer
+        :class:`~rtrig.gateware.stimulus_generator.StimulusGenerator`. Without,
+        :class:`~rtrig.gateware.stimulus_generator_lean.LeanStimulusGenerator` (fewer
         cells; the same pulse trains cycle for cycle and the same signature, but no
         bursts: ``STIM_BURST`` and ``STIM_GAP`` are then not built in).
 

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 from amaranth import Cat, Module, Signal
 
-from .pulse_generator import LFSR_TAPS, StimulusGenerator
+from .stimulus_generator import LFSR_TAPS, StimulusGenerator
 
 __all__ = ["LeanStimulusGenerator"]
 
@@ -32,7 +32,7 @@ class LeanStimulusGenerator(StimulusGenerator):
     """Generates STIM0/STIM1 pulse trains in few logic cells, in the ``sync`` domain.
 
     The pulse trains are those of
-    :class:`~rtrig.gateware.pulse_generator.StimulusGenerator`, cycle for cycle: pulse ``k`` of STIM0 rises ``period + r_k`` ticks after pulse
+    :class:`~rtrig.gateware.stimulus_generator.StimulusGenerator`, cycle for cycle: pulse ``k`` of STIM0 rises ``period + r_k`` ticks after pulse
     ``k-1`` and stays high ``high`` ticks; STIM1, when enabled at the rising edge of
     STIM0, rises ``offset`` ticks later (with it for ``offset = 0``) and stays high
     ``high`` ticks. With ``start`` high in cycle ``c`` the first STIM0 pulse is high
@@ -65,7 +65,7 @@ class LeanStimulusGenerator(StimulusGenerator):
     * Outside the preconditions below the outputs differ (e.g. with
       ``offset + high >= period`` STIM1 does not fall).
 
-    Members: those of :class:`~rtrig.gateware.pulse_generator.StimulusGenerator` (its
+    Members: those of :class:`~rtrig.gateware.stimulus_generator.StimulusGenerator` (its
     signature, inherited).
     """
 

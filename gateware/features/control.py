@@ -4,8 +4,8 @@
 from amaranth import Module, Signal
 from amaranth.lib.wiring import Out
 
-from .feature import Feature
-from .timebase import TIME_WIDTH, Timebase
+from ..feature import Feature
+from ..timebase import TIME_WIDTH, Timebase
 
 __all__ = ["RigControl"]
 

@@ -6,9 +6,9 @@ from amaranth import Module, Signal
 from amaranth.lib import fifo, stream
 from amaranth.lib.wiring import In, Out, connect, flipped
 
-from .feature import Feature
-from .link import CommandUnit, PacketRx, PacketTx, StreamRoundRobin, TxPacket
-from .uart import UARTRx, UARTTx
+from ..feature import Feature
+from ..link import CommandUnit, PacketRx, PacketTx, StreamRoundRobin, TxPacket
+from ..uart import UARTRx, UARTTx
 
 __all__ = ["HostLink"]
 

@@ -5,13 +5,13 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
-from ..protocol import N_INPUTS, N_LATENCY_CHANNELS, PacketType
-from ..records import LATENCY
-from .feature import Feature, packet_from_fifo, record_fifo
-from .latency_matcher import LatencyMatcher, LatencyRecord
-from .link import TxPacket
-from .merge import RecordMerger
-from .timebase import TIME_WIDTH
+from ...protocol import N_INPUTS, N_LATENCY_CHANNELS, PacketType
+from ...records import LATENCY
+from ..feature import Feature, packet_from_fifo, record_fifo
+from ..latency_matcher import LatencyMatcher, LatencyRecord
+from ..link import TxPacket
+from ..merge import RecordMerger
+from ..timebase import TIME_WIDTH
 
 __all__ = ["LatencyRecords"]
 

@@ -5,9 +5,9 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import cdc, data, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..protocol import N_INPUTS, Input
-from .feature import Feature
-from .timebase import TIME_WIDTH
+from ...protocol import N_INPUTS, Input
+from ..feature import Feature
+from ..timebase import TIME_WIDTH
 
 __all__ = ["EdgeDetector", "QuadSampler", "InputCapture", "IN_DELAY", "SAMPLES"]
 
@@ -156,7 +156,7 @@ class QuadSampler(wiring.Component):
     three quarters of a period after the ``sync`` edge two cycles earlier, and at the
     ``sync`` edge one cycle earlier: they see ticks 4c … 4c + 3 of the cycle two edges
     back, with no sample shared between two cycles. Behind this block a pin is two
-    ``sync`` cycles deep (``Rig(pin_latency=2)``); the stimulus pins, which change at
+    ``sync`` cycles deep (``GatewareTop(pin_latency=2)``); the stimulus pins, which change at
     ``sync`` edges, are delayed as much and read at tick 4c exactly. The ``fast`` →
     ``sync`` transfer is synchronous (flip-flop to flip-flop within one ``fast``
     period). ``tests/boards/test_netsim.py`` checks this against the boards' netlists

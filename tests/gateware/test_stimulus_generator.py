@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Exact-cycle tests of the stimulus generator (gateware/pulse_generator.py)."""
+"""Exact-cycle tests of the stimulus generator (gateware/stimulus_generator.py)."""
 
 from simrun import edges, run
 
-from rtrig.gateware.pulse_generator import StimulusGenerator
+from rtrig.gateware.stimulus_generator import StimulusGenerator
 
 
 def stim_trace(period, high, count, offset=None, jitter=0, seed=1, cycles=200):

@@ -10,11 +10,11 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream
 from amaranth.lib.wiring import In, Out
 
-from ..protocol import MODEL_PARAM_REGS, N_INPUTS, PacketType, Target
-from ..records import TRUTH
-from .feature import Feature, packet_from_fifo
-from .link import TxPacket
-from .loopback import LoopbackDelayLine
+from ...protocol import MODEL_PARAM_REGS, N_INPUTS, PacketType, Target
+from ...records import TRUTH
+from ..feature import Feature, packet_from_fifo
+from ..link import TxPacket
+from ..loopback import LoopbackDelayLine
 
 __all__ = ["Targets", "TruthWireRecord", "LOOP_LINE_DEPTH", "SOC_OUTPUTS", "held_levels"]
 
@@ -151,7 +151,7 @@ class Targets(Feature):
         return m
 
     def _model(self, m):
-        from .model import ModelTarget
+        from ..model import ModelTarget
         regs, shift = self.regs, self.shift
         m.submodules.model = model = ModelTarget()
         for port, reg in MODEL_PARAM_REGS.items():
@@ -192,8 +192,8 @@ class Targets(Feature):
         # late), delayed ``pin_latency`` cycles in all like the board's input buffers.
         from amaranth.hdl import DomainRenamer
 
-        from .soc import SOC_CLK_HZ, SoC
-        from .soc_sampler import SoCSampler
+        from ..soc import SOC_CLK_HZ, SoC
+        from ..soc_sampler import SoCSampler
         m.submodules.soc = soc = DomainRenamer("soc")(SoC(self.soc_firmware))
         m.d.comb += [soc.irq.eq(Cat(self.stim0, self.stim1)), soc.gpio_in.eq(self.load_en)]
         for name in SOC_OUTPUTS:

@@ -6,11 +6,11 @@ from amaranth import Module, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..protocol import N_INPUTS, STIM_INPUT, PacketType
-from ..records import EVENT
-from .feature import Feature, packet_from_stream
-from .link import TxPacket
-from .timebase import TIME_WIDTH
+from ...protocol import N_INPUTS, STIM_INPUT, PacketType
+from ...records import EVENT
+from ..feature import Feature, packet_from_stream
+from ..link import TxPacket
+from ..timebase import TIME_WIDTH
 
 __all__ = ["EventGroups", "EventRecord", "RawEvents"]
 
