@@ -5,7 +5,8 @@
 :func:`rtrig.host.procedures.measure.run_capture`, runs the pulses with every link stream off
 while the rig's :mod:`rtrig.gateware.stat_accumulators` block accumulates per channel
 counts, extrema, sums and a latency histogram, then reads them and writes a capture file with
-``meta["mode"] == "statistics"`` and a ``STAT`` chunk. :func:`choose_mode` decides
+``meta["mode"] == "statistics"`` and a ``STAT`` chunk (the reads are the rig's:
+:meth:`~rtrig.host.rig.statistics.StatisticsReads.read_statistics`). :func:`choose_mode` decides
 between records and statistics mode from the link bandwidth.
 
 Percentiles in statistics mode come from the histogram: each is the lower edge of the
@@ -22,9 +23,9 @@ from ...errors import UsageError
 from ...records import EVENT, LATENCY, TRUTH
 from ..rig.rig import POLL_S
 from ..rig.run import CaptureResult, CaptureRun, Progress, capture_meta
+from ..rig.statistics import unended_pulses
 
-__all__ = ["choose_mode", "run_stats_capture", "StatsCaptureResult", "read_stats",
-           "program_statistics",
+__all__ = ["choose_mode", "run_stats_capture", "StatsCaptureResult", "program_statistics",
            "auto_bin_shift", "histogram_edges", "LATENCY_WIRE_BYTES", "EVENT_WIRE_BYTES",
            "TRUTH_WIRE_BYTES"]
 
@@ -92,40 +93,6 @@ def histogram_edges(stat):
     """Lower bin edges in ticks of a ``STAT`` chunk's histogram (``n_bins + 1`` edges)."""
     w, off = stat["bin_width_ticks"], stat["bin_offset_ticks"]
     return [off + i * w for i in range(stat["n_bins"] + 1)]
-
-
-def read_stats(rig, plan, bin_shift=0, bin_offset=0, all_bins=False):
-    """Read the statistics of the channels of ``plan`` (a
-    :class:`~rtrig.channels.ChannelPlan`) from ``rig``.
-
-    Returns ``{name: figures}``, figures being the ``STAT_WORDS`` values (ticks,
-    :mod:`rtrig.gateware.stat_accumulators`)
-    plus ``histogram`` (a list of ``n_bins`` counts) and ``bins_read`` ``[first, last]``.
-    Only the bins between the measured min and max latency are read (the others are
-    zero since the last CLEAR), unless ``all_bins``. Read with accumulation stopped
-    (``STAT_CTRL`` = 0) for a consistent snapshot.
-    """
-    n_bins = rig.statistics_info()["n_bins"]
-    out = {}
-    for ch in plan:
-        fig = rig.read_channel_stats(ch.number)
-        hist = [0] * n_bins
-        lo, hi = 0, n_bins - 1
-        if not all_bins:
-            if fig["answered"] == 0:
-                lo, hi = 0, -1
-            else:
-                def bin_of(v, below):
-                    return below if v < bin_offset else min((v - bin_offset) >> bin_shift,
-                                                            n_bins - 1)
-                lo, hi = bin_of(fig["lat_min"], 0), bin_of(fig["lat_max"], -1)
-        if hi >= lo:
-            hist[lo:hi + 1] = rig.read_histogram(ch.number, n_bins, lo, hi - lo + 1)
-        fig["histogram"] = hist
-        fig["bins_read"] = [lo, hi]
-        fig["consistent"] = sum(hist) + fig["underflow"] + fig["overflow"] == fig["answered"]
-        out[ch.name] = fig
-    return out
 
 
 def program_statistics(rig, settings, plan, bin_shift=None, bin_offset=0, hb_window=1e-3):
@@ -197,7 +164,7 @@ def run_stats_capture(rig, settings, path, bin_shift=None, progress=True,
 
     def collect():
         rig.stop_statistics()               # freeze (the matchers stop with it)
-        chans = read_stats(rig, plan, bin_shift, bin_offset, all_bins)
+        chans = rig.read_statistics(plan, bin_shift, bin_offset, all_bins)
         hb = {"window_ticks": window, **rig.heartbeat()}
         if hb["windows"] == 0:
             hb["min"] = None
@@ -225,14 +192,14 @@ def run_stats_capture(rig, settings, path, bin_shift=None, progress=True,
         bar.update(count, force=True)
         rig.wait_windows_closed(regs)
         pulses_issued = rig.pulses_issued()
-        _await_verdicts(rig, plan, pulses_issued)
+        rig.await_verdicts(plan, pulses_issued)
         stat = collect()
         bar.done()
         run.writer.json(b"STAT", stat)
         # Host counters since the CLEAR of program_statistics (Rig.host_counters), the rig's.
         counters = {**rig.host_counters(), "overflows": stat["drops"],
                     "stat_drops": stat["drops"], "rx_errors": rig.rx_errors(),
-                    "unended": _unended(stat, plan, pulses_issued)}
+                    "unended": unended_pulses(stat, plan, pulses_issued)}
         accounted = sum(c["answered"] + c["missed"] for c in stat["channels"].values())
         expected = count * len(plan)
         complete = accounted >= expected and all(c["consistent"]
@@ -247,24 +214,3 @@ def run_stats_capture(rig, settings, path, bin_shift=None, progress=True,
     return StatsCaptureResult(Path(path), stats_summary(stat, rig.tick_hz), counters, meta,
                               run.final, stats=stat)
 
-
-def _unended(stat, plan, pulses_issued):
-    """Pulses of the one-record-per-pulse channels that got no verdict: their response
-    (or interval end, or its completion) had not come when the run stopped
-    (:meth:`rtrig.host.rig.rig.Rig.loss_counters`)."""
-    per_pulse = set(plan.pulse_numbers)
-    figs = (stat["channels"][ch.name] for ch in plan if ch.number in per_pulse)
-    return sum(max(pulses_issued - c["answered"] - c["missed"] - c.get("drops", 0), 0)
-               for c in figs)
-
-
-def _await_verdicts(rig, plan, pulses_issued, timeout=2.0):
-    """Wait (up to ``timeout`` s) until each channel's figures account for every pulse
-    issued: answered, missed or dropped."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        words = {c.name: rig.read_channel_stats(c.number) for c in plan}
-        if all(w["answered"] + w["missed"] + w["drops"] >= pulses_issued
-               for w in words.values()):
-            return
-        time.sleep(0.1)

@@ -3,10 +3,12 @@
 through the statistics' auto-incrementing register windows (a part of
 :class:`~rtrig.host.rig.rig.Rig`)."""
 
+import time
+
 from ...errors import LinkError, UsageError
 from ...protocol import Reg
 
-__all__ = ["StatisticsReads", "HIST_CHUNK"]
+__all__ = ["StatisticsReads", "HIST_CHUNK", "unended_pulses"]
 
 #: Words read per request from the statistics' windows: a request must finish within
 #: the link timeout, also on a busy machine running the simulation twin (~190
@@ -57,6 +59,45 @@ class StatisticsReads:
         return self._read_window(Reg.HIST_SEL, Reg.HIST_DATA, number * n_bins + first,
                                  count)
 
+    def read_statistics(self, plan, bin_shift=0, bin_offset=0, all_bins=False):
+        """The statistics of the channels of ``plan`` (a
+        :class:`~rtrig.channels.ChannelPlan`): ``{name: figures}``, figures being the
+        ``STAT_WORDS`` values (ticks, :mod:`rtrig.gateware.stat_accumulators`) plus
+        ``histogram`` (a list of ``n_bins`` counts), ``bins_read`` ``[first, last]`` and
+        ``consistent`` (the bins, underflow and overflow add up to ``answered``).
+
+        Only the bins between the measured min and max latency are read (the others are
+        zero since the last CLEAR), unless ``all_bins``; ``bin_shift`` and
+        ``bin_offset`` are the ones the statistics were programmed with. Read with
+        accumulation stopped (``STAT_CTRL`` = 0) for a consistent snapshot."""
+        n_bins = self.statistics_info()["n_bins"]
+        out = {}
+        for ch in plan:
+            fig = self.read_channel_stats(ch.number)
+            lo, hi = 0, n_bins - 1
+            if not all_bins:
+                lo, hi = _bins_of(fig, bin_shift, bin_offset, n_bins)
+            hist = [0] * n_bins
+            if hi >= lo:
+                hist[lo:hi + 1] = self.read_histogram(ch.number, n_bins, lo, hi - lo + 1)
+            fig["histogram"] = hist
+            fig["bins_read"] = [lo, hi]
+            fig["consistent"] = (sum(hist) + fig["underflow"] + fig["overflow"]
+                                 == fig["answered"])
+            out[ch.name] = fig
+        return out
+
+    def await_verdicts(self, plan, pulses_issued, timeout=2.0):
+        """Wait (up to ``timeout`` s) until each channel of ``plan`` accounts for every
+        pulse issued: answered, missed or dropped."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            words = {c.name: self.read_channel_stats(c.number) for c in plan}
+            if all(w["answered"] + w["missed"] + w["drops"] >= pulses_issued
+                   for w in words.values()):
+                return
+            time.sleep(0.1)
+
     def statistics_drops(self):
         """Records the on-chip statistics did not accumulate (``STAT_DROPS``)."""
         return self.link.read1(Reg.STAT_DROPS)
@@ -89,3 +130,25 @@ class StatisticsReads:
         finally:
             link.retries = saved
         return out
+
+
+def _bins_of(fig, bin_shift, bin_offset, n_bins):
+    """The first and last bin a channel's figures ``fig`` can have counts in (from its
+    min and max latency); ``(0, -1)`` when it answered no pulse."""
+    if fig["answered"] == 0:
+        return 0, -1
+
+    def bin_of(v, below):
+        return below if v < bin_offset else min((v - bin_offset) >> bin_shift, n_bins - 1)
+    return bin_of(fig["lat_min"], 0), bin_of(fig["lat_max"], -1)
+
+
+def unended_pulses(stat, plan, pulses_issued):
+    """Pulses of ``plan``'s one-record-per-pulse channels that got no verdict in the
+    statistics ``stat`` (a STAT chunk): their response (or interval end, or its
+    completion) had not come when the run stopped
+    (:meth:`rtrig.host.rig.rig.Rig.loss_counters`)."""
+    per_pulse = set(plan.pulse_numbers)
+    figs = (stat["channels"][ch.name] for ch in plan if ch.number in per_pulse)
+    return sum(max(pulses_issued - c["answered"] - c["missed"] - c.get("drops", 0), 0)
+               for c in figs)

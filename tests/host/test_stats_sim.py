@@ -13,7 +13,7 @@ from rtrig.host import CaptureSettings, open_rig, run_capture
 from rtrig.host.analysis import bound_keys, channel_stats, stats_summary
 from rtrig.host.model.common import ModelParams
 from rtrig.host.model.presets import PRESETS_NS
-from rtrig.host.procedures.stats import choose_mode, read_stats, run_stats_capture
+from rtrig.host.procedures.stats import choose_mode, run_stats_capture
 from rtrig.host.sim import sim_board
 from rtrig.protocol import ChanFlags, Reg
 
@@ -48,7 +48,7 @@ def test_same_run_statistics_equal_records(rig, tmp_path):
     try:
         res = run_capture(rig, s, tmp_path / "both.rtrig", progress=False)
         link.write(Reg.STAT_CTRL, 0)
-        got = read_stats(rig, s.plan, shift, offset)
+        got = rig.read_statistics(s.plan, shift, offset)
         hb = {r: link.read1(Reg[r]) for r in ("HB_COUNT", "HB_MIN", "HB_MAX", "HB_WINDOWS")}
     finally:
         link.write(Reg.STAT_CTRL, 0)
