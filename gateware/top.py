@@ -16,15 +16,15 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out, connect
 
 from ..protocol import CAPS_LAT_CHANNELS_SHIFT, N_INPUTS, REGISTERS, Caps, Target
+from .feature import connect_registers
 from .features.capture import IN_DELAY, SAMPLES, InputCapture
 from .features.control import RigControl
 from .features.events import EventRecord, RawEvents
-from .feature import connect_registers
 from .features.hostlink import HostLink
 from .features.latency_records import LatencyRecords
-from .registers import RegisterFile
 from .features.stimulus import Stimulus
 from .features.targets import LOOP_LINE_DEPTH, SOC_OUTPUTS, Targets, TruthWireRecord
+from .registers import RegisterFile
 
 __all__ = ["GatewareTop", "EventRecord", "TruthWireRecord", "gateware_hash", "LOOP_LINE_DEPTH"]
 

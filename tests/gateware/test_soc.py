@@ -9,8 +9,8 @@ from amaranth import ClockDomain, Elaboratable, Module, Signal
 from amaranth.back import rtlil
 from amaranth.sim import Simulator
 
-from rtrig.gateware.soc import IO_MAP, IRQ_SYNC_STAGES, SOC_ID, SoC, SoCBus, load_image
 from rtrig.gateware.features.targets import held_levels
+from rtrig.gateware.soc import IO_MAP, IRQ_SYNC_STAGES, SOC_ID, SoC, SoCBus, load_image
 
 BURST, LAST = 0b010, 0b111
 

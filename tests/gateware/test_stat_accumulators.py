@@ -12,8 +12,8 @@ from rtrig.gateware.stat_accumulators import (
     STAT_WORDS,
     ChannelStats,
     HeartbeatWindows,
-    StatFlags,
     StatAccumulators,
+    StatFlags,
 )
 
 MASK32 = 0xFFFF_FFFF
