@@ -407,6 +407,43 @@ def test_no_long_file_without_a_reason():
     assert not stale, f"no longer over {MAX_FILE_LINES} lines, drop them from LONG_FILES: {stale}"
 
 
+# --- package faces ---------------------------------------------------------------------
+# A package's __init__.py hands names on: its docstring, imports, ``__all__`` and
+# ``__version__``, no logic (the logic lives in a module a reader can find by name).
+
+#: Names a package __init__ may assign.
+_FACE_NAMES = {"__all__", "__version__"}
+
+
+def _face_logic(text):
+    """The line numbers of the statements of an ``__init__.py``'s ``text`` that are
+    not its docstring, an import or an assignment of :data:`_FACE_NAMES`."""
+    bad = []
+    for i, node in enumerate(ast.parse(text).body):
+        if i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Assign) and all(
+                isinstance(t, ast.Name) and t.id in _FACE_NAMES for t in node.targets):
+            continue
+        bad.append(node.lineno)
+    return bad
+
+
+def test_logic_in_a_package_face_is_found():
+    assert _face_logic('"""doc"""\nfrom .a import b\n__all__ = ["b"]\n') == []
+    assert _face_logic('"""doc"""\nimport x\nBOARDS = x.collect()\ndef f():\n    pass\n') \
+        == [3, 4]
+
+
+def test_package_inits_hold_no_logic():
+    bad = {p: lines for p in _tracked() if p.endswith("/__init__.py")
+           and any(p.startswith(f + "/") for f in PRODUCT_FILES)
+           for lines in [_face_logic((ROOT / p).read_text())] if lines}
+    assert not bad, f"move the logic of these package __init__s into a module: {bad}"
+
+
 # --- references -----------------------------------------------------------------------
 # Every document the code or the docs cite is a file of the repository
 # (tests/test_docs.py refuses the names of design notes kept outside it).
