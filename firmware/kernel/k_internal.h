@@ -74,8 +74,10 @@ int k_sched_block(struct k_waitq *q, uint32_t timeout_ms, arch_irq_key_t key);
 void k_waitq_init(struct k_waitq *q);
 /* Wake the first waiter of q with result; returns it or NULL. */
 struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result);
-/* The same, then reschedule if one was woken (the IST hand-off's single call). */
-struct k_thread *k_waitq_wake_one_resched(struct k_waitq *q, int result, arch_irq_key_t key);
+/* The IST hand-off, called masked with key: wake the first waiter of q (K_OK) or, with
+ * none, set *signaled (if not NULL); returns with the mask as key had it, and asks for
+ * the switch the wake-up makes due. */
+void k_waitq_hand_off(struct k_waitq *q, bool *signaled, arch_irq_key_t key);
 static inline struct k_thread *k_waitq_first(const struct k_waitq *q)
 {
     return k_list_empty(&q->head) ? NULL : K_CONTAINER_OF(q->head.next, struct k_thread, link);

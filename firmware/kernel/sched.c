@@ -58,17 +58,33 @@ static K_INLINE unsigned ctz32(uint32_t x)
 
 /* ---- ready queue -------------------------------------------------------- */
 
-static K_INLINE void ready_insert(struct k_thread *t, bool at_head)
+/*
+ * Returns the scheduler's choice after the insertion (NULL: left to a search). With
+ * test_empty (an insertion at the tail), a level that held threads keeps its bits as
+ * they are (set): one test instead of two read-modify-writes, on the IST hand-off.
+ */
+static K_INLINE struct k_thread *ready_insert_at(struct k_thread *t, bool at_head,
+                                                 bool test_empty)
 {
     unsigned p = t->prio;
     struct k_list *l = &ready_lists[p];
-    k_list_insert_before(at_head ? l->next : l, &t->link);
-    ready_words[p >> 5] |= 1u << (p & 31u);
-    ready_summary |= 1u << (p >> 5);
+    struct k_list *pos = at_head ? l->next : l;
+    struct k_list *before = pos->prev; /* at the tail: l itself if the level was empty */
+    k_list_insert_before(pos, &t->link);
+    if (!test_empty || before == l) {
+        ready_words[p >> 5] |= 1u << (p & 31u);
+        ready_summary |= 1u << (p >> 5);
+    }
     struct k_thread *n = sched_next;
     if (n != NULL && (n == &k_idle_thread || p < n->prio || (at_head && p == n->prio)))
-        sched_next = t; /* above the old choice, or first at its level */
+        sched_next = n = t; /* above the old choice, or first at its level */
     ARCH_COST(2);
+    return n;
+}
+
+static K_INLINE struct k_thread *ready_insert(struct k_thread *t, bool at_head)
+{
+    return ready_insert_at(t, at_head, false);
 }
 
 static K_INLINE void ready_remove(struct k_thread *t);
@@ -140,21 +156,45 @@ static K_INLINE struct k_thread *sched_highest(void)
 }
 
 /*
- * Move the head of t's level to the tail: round-robin among equals. When t was the
+ * Move t to the tail of its level: round-robin among equals. When t was the
  * scheduler's choice its level is the highest ready one, so the new head is the
  * choice: no bitmap search at the switch (a yield to a peer). A choice above t stays.
  * The test build's scan (K_CONFIG_SCHED_LINEAR) stays in the switch's search.
  */
-K_HOT static bool ready_rotate(struct k_thread *t)
+static K_INLINE bool level_rotate(struct k_thread *t)
 {
     struct k_list *l = &ready_lists[t->prio];
     if (l->next == l->prev)
         return false; /* alone at its level */
-    k_list_remove(&t->link);
+    k_list_unlink(&t->link);
     k_list_insert_before(l, &t->link);
     if (sched_next == t)
         sched_next = K_CONFIG_SCHED_LINEAR ? NULL : THREAD_OF(l->next);
     return true;
+}
+
+/*
+ * A new quantum for t and t at the tail of its level, masked with the caller's key;
+ * then the mask as the key had it and, if t has peers, the switch asked for: a
+ * yield's from its thread (unmasked before the switch, as k_sched_block does: the
+ * switch takes the scheduler's choice again, so an interrupt in between changes
+ * nothing but which thread comes next; with an outer lock held, key 0, the switch
+ * happens masked), or the tick's, pended to its trap's end (key 0, from_thread false).
+ * One copy for both; its calls are tail calls, so the yield needs no stack frame.
+ */
+K_HOT static __attribute__((noinline)) void rotate_and_switch(struct k_thread *t,
+                                                             arch_irq_key_t key,
+                                                             bool from_thread)
+{
+    t->slice_left = t->quantum;
+    bool rotated = level_rotate(t);
+    arch_irq_unlock(key);
+    if (!rotated)
+        return;
+    if (from_thread)
+        ARCH_SWITCH_FROM_THREAD();
+    else
+        arch_switch_pend();
 }
 
 static K_INLINE void resched(void)
@@ -294,8 +334,7 @@ void k_tick_announce_from_isr(uint32_t n)
         if (cur->slice_left > n) {
             cur->slice_left -= n;
         } else {
-            cur->slice_left = cur->quantum;
-            ready_rotate(cur);
+            rotate_and_switch(cur, 0, false); /* pends the switch if cur had peers */
         }
     }
     /*
@@ -324,15 +363,15 @@ K_COLD void k_waitq_init(struct k_waitq *q)
 
 /* The first waiter of q, taken off its wait queue and the timeout list for a wake-up
  * that the caller completes: at once (k_waitq_wake_one) or in a second masked step
- * (k_waitq_wake_one_resched). NULL if none waits. */
+ * (k_waitq_hand_off). NULL if none waits. */
 static K_INLINE struct k_thread *waitq_take_first(struct k_waitq *q)
 {
     struct k_thread *t = k_waitq_first(q);
-    if (t == NULL)
+    if (K_UNLIKELY(t == NULL))
         return NULL;
     k_list_unlink(&t->link); /* make_ready links it into the ready queue */
     t->waitq = NULL;
-    if (!k_list_empty(&t->tlink))
+    if (K_UNLIKELY(!k_list_empty(&t->tlink)))
         k_list_remove(&t->tlink);
     else
         ARCH_COST(1); /* same cost either way on the host's cycle model */
@@ -350,27 +389,40 @@ K_WARM struct k_thread *k_waitq_wake_one(struct k_waitq *q, int result)
 }
 
 /*
- * The IST hand-off (an auto-reset event set by an ISR, a semaphore given): wake the
- * first waiter and decide, in two masked steps. First the waiter leaves its wait
- * queue and the timeout list (K_STATE_WAKING: on no list, so no other wake-up,
- * timeout or priority change can move it meanwhile), then the mask opens once and
- * it is made ready with the scheduler's decision (one comparison in ready_insert;
- * the switch at the trap's end reuses it). Called masked with the caller's key
- * (0: an outer lock is held, and both steps are one section, as before); returns
- * masked.
+ * The IST hand-off (an auto-reset event set, by an ISR or a thread; a semaphore given
+ * to its waiter): called masked with the caller's key (0: an outer lock is held, and
+ * both steps are one section), it wakes the first waiter of q with K_OK in two masked
+ * steps, or, when none waits, sets *signaled (an event's: the next wait returns at
+ * once). First the waiter leaves its wait queue and the timeout list
+ * (K_STATE_WAKING: on no list, so no other wake-up, timeout or priority change can
+ * move it meanwhile), then the mask opens once and it is made ready with the
+ * scheduler's decision (one comparison in ready_insert). Returns with the caller's
+ * mask back; a switch the wake-up makes due is asked for after that, as after
+ * k_sched_block's unlock: the switch takes the scheduler's choice again, and in a
+ * handler it is only pended (the trap's end reuses the decision). A decision left to
+ * a search (sched_next NULL: only between a removal and the next switch) is left to
+ * the switch too. The only call is the last: no stack frame.
  */
-K_HOT struct k_thread *k_waitq_wake_one_resched(struct k_waitq *q, int result, arch_irq_key_t key)
+K_HOT void k_waitq_hand_off(struct k_waitq *q, bool *signaled, arch_irq_key_t key)
 {
     struct k_thread *t = waitq_take_first(q);
-    if (t == NULL)
-        return NULL;
+    if (K_UNLIKELY(t == NULL)) {
+        if (signaled != NULL)
+            *signaled = true;
+        arch_irq_unlock(key);
+        return;
+    }
     t->state = K_STATE_WAKING;
     arch_irq_unlock(key);
     (void)arch_irq_lock();
-    t->wake_result = result;
-    make_ready(t);
-    resched();
-    return t;
+    t->wake_result = K_OK;
+    t->state = K_STATE_READY;
+    t->slice_left = t->quantum;
+    struct k_thread *n = ready_insert_at(t, false, true);
+    bool due = n != k_current && started;
+    arch_irq_unlock(key);
+    if (due)
+        arch_switch_pend();
 }
 
 K_HOT int k_sched_block(struct k_waitq *q, uint32_t timeout_ms, arch_irq_key_t key)
@@ -530,18 +582,7 @@ void k_thread_set_quantum(struct k_thread *t, uint32_t quantum_ms)
 K_HOT void k_thread_yield(void)
 {
     arch_irq_key_t key = arch_irq_lock();
-    struct k_thread *t = k_current;
-    t->slice_left = t->quantum;
-    bool rotated = ready_rotate(t);
-    /*
-     * Unmasked before the switch, as k_sched_block does: the switch takes the
-     * scheduler's choice again, so an interrupt in between changes nothing but which
-     * thread comes next (t stays at the tail of its level). With an outer lock held
-     * (key 0) the switch happens masked, as before.
-     */
-    arch_irq_unlock(key);
-    if (rotated)
-        ARCH_SWITCH_FROM_THREAD();
+    rotate_and_switch(k_current, key, true);
 }
 
 int k_thread_join(struct k_thread *t, uint32_t timeout_ms)
@@ -560,19 +601,33 @@ int k_thread_join(struct k_thread *t, uint32_t timeout_ms)
 
 /* ---- context switch hook ------------------------------------------------------ */
 
-/*
- * Out of line, so the hook saves no registers on every other switch. K_WARM: only a
- * switch out of an idle longer than one tick comes here (rt_test's never is).
- */
-K_WARM static __attribute__((noinline)) void idle_exit(void)
+static K_INLINE struct k_thread *switch_to(struct k_thread *out, struct k_thread *in)
 {
-    idle_tickless = false;
-    uint32_t n = arch_timer_idle_exit();
-    if (n != 0)
-        tick_process(n);
-    TRACE_IDLE_EXIT();
+    if (in != out)
+        TRACE_SWITCH(out, in);
+    k_current = in;
+    ARCH_COST(4);
+    return in;
 }
 
+/*
+ * The switch out of a tickless idle, or with the choice left to a search: out of line,
+ * so the hook saves no registers on every other switch. K_WARM: only a switch out of
+ * an idle longer than one tick, or after a removal, comes here (rt_test's never does).
+ */
+K_WARM static __attribute__((noinline)) struct k_thread *switch_hook_slow(struct k_thread *out)
+{
+    if (out == &k_idle_thread && idle_tickless) {
+        idle_tickless = false;
+        uint32_t n = arch_timer_idle_exit();
+        if (n != 0)
+            tick_process(n);
+        TRACE_IDLE_EXIT();
+    }
+    return switch_to(out, sched_highest());
+}
+
+/* The kept choice; the rest out of line, so the common path calls nothing. */
 K_HOT struct k_thread *k_sched_switch_hook(struct k_thread *out)
 {
 #ifndef ARCH_SWITCH_CHECKS_STACK
@@ -580,14 +635,10 @@ K_HOT struct k_thread *k_sched_switch_hook(struct k_thread *out)
     if (out->stack_limit != NULL && !stack_intact(out))
         k_panic(K_ERR_STACK_OVERFLOW, out->base_prio);
 #endif
-    if (out == &k_idle_thread && idle_tickless)
-        idle_exit();
-    struct k_thread *in = sched_highest();
-    if (in != out)
-        TRACE_SWITCH(out, in);
-    k_current = in;
-    ARCH_COST(4);
-    return in;
+    struct k_thread *in = sched_next;
+    if (K_UNLIKELY(in == NULL || (out == &k_idle_thread && idle_tickless)))
+        return switch_hook_slow(out);
+    return switch_to(out, in);
 }
 
 /* ---- idle ------------------------------------------------------------------------ */

@@ -11,24 +11,25 @@ K_COLD void k_event_init(struct k_event *ev, bool manual_reset, bool initially_s
     ev->signaled = initially_signaled;
 }
 
-static K_INLINE void event_set_locked(struct k_event *ev, arch_irq_key_t key)
+/* A manual-reset event's set, masked with the caller's key: every waiter is woken. */
+static __attribute__((noinline)) void event_set_manual(struct k_event *ev, arch_irq_key_t key)
 {
-    if (ev->manual_reset) {
-        ev->signaled = true;
-        /* O(waiters) with interrupts masked; see docs/kernel.md. */
-        while (k_waitq_wake_one(&ev->waiters, K_OK) != NULL)
-            ;
-        k_sched_resched();
-    } else if (k_waitq_wake_one_resched(&ev->waiters, K_OK, key) == NULL) {
-        ev->signaled = true; /* no waiter: the next wait returns at once */
-    }
+    ev->signaled = true;
+    /* O(waiters) with interrupts masked; see docs/kernel.md. */
+    while (k_waitq_wake_one(&ev->waiters, K_OK) != NULL)
+        ;
+    k_sched_resched();
+    arch_irq_unlock(key);
 }
 
+/* Both paths end in a tail call: the auto-reset one (the IST hand-off) has no frame. */
 K_HOT void k_event_set(struct k_event *ev)
 {
     arch_irq_key_t key = arch_irq_lock();
-    event_set_locked(ev, key);
-    arch_irq_unlock(key);
+    if (!ev->manual_reset)
+        k_waitq_hand_off(&ev->waiters, &ev->signaled, key);
+    else
+        event_set_manual(ev, key);
 }
 
 void k_event_set_from_isr(struct k_event *ev)
@@ -39,8 +40,9 @@ void k_event_set_from_isr(struct k_event *ev)
 
 /*
  * The IST hand-off: the event attached to an interrupt id (irq.c) is set here,
- * straight into k_event_set; for an auto-reset event the waiter is woken and the
- * scheduler's decision made in one call (k_waitq_wake_one_resched).
+ * straight into k_event_set; an auto-reset event's waiter is woken and the
+ * scheduler's decision made in one call (k_waitq_hand_off), with no stack frame on
+ * the way.
  */
 K_HOT void k_isr_signal(uint32_t id)
 {
@@ -83,31 +85,30 @@ K_COLD void k_sem_init(struct k_sem *s, uint32_t initial, uint32_t max)
     s->count = initial > s->max ? s->max : initial;
 }
 
-static int sem_give_locked(struct k_sem *s, arch_irq_key_t key)
-{
-    /* A waiter takes the unit directly, so a higher-priority thread cannot steal it. */
-    if (k_waitq_wake_one_resched(&s->waiters, K_OK, key) != NULL)
-        return K_OK;
-    if (s->count >= s->max)
-        return K_EOVERFLOW;
-    s->count++;
-    return K_OK;
-}
-
+/*
+ * A waiter takes the unit directly (k_waitq_hand_off), so a higher-priority thread
+ * cannot steal it.
+ */
 K_HOT int k_sem_give(struct k_sem *s)
 {
     arch_irq_key_t key = arch_irq_lock();
-    int r = sem_give_locked(s, key);
+    if (!k_list_empty(&s->waiters.head)) {
+        k_waitq_hand_off(&s->waiters, NULL, key);
+        return K_OK;
+    }
+    int r = K_OK;
+    if (s->count >= s->max)
+        r = K_EOVERFLOW;
+    else
+        s->count++;
     arch_irq_unlock(key);
     return r;
 }
 
 int k_sem_give_from_isr(struct k_sem *s)
 {
-    arch_irq_key_t key = arch_irq_lock();
-    int r = sem_give_locked(s, key);
-    arch_irq_unlock(key);
-    return r;
+    /* Same body: arch_switch_pend defers the switch to the end of the interrupt. */
+    return k_sem_give(s);
 }
 
 K_HOT int k_sem_take(struct k_sem *s, uint32_t timeout_ms)

@@ -191,9 +191,10 @@ riscv_trap_entry:
     sw      x6, F_T1(sp)
     TRACE_ASM_TRAP_ENTER
     csrr    t0, mcause
+    SAVE_CALLER                     /* (mcause read meanwhile) */
     bgez    t0, .Lfatal             /* bit 31 clear: an exception (threads switch by call) */
-    SAVE_CALLER
-    sw      sp, riscv_isr_depth, t2 /* not 0: arch_in_isr() while the handler runs */
+    lw      t2, riscv_ext_direct    /* loaded early: used after the decode */
+    sw      sp, riscv_isr_depth, t1 /* not 0: arch_in_isr() while the handler runs */
     andi    t0, t0, 0x1F
     li      t1, 11                  /* machine external interrupt */
     bne     t0, t1, .Lnot_ext
@@ -201,14 +202,109 @@ riscv_trap_entry:
      * One source attached (riscv_ext_direct, riscv_board.h): its ISR is called from
      * here, without the board's handler in between. a0: its interrupt id, whose IST
      * riscv_board_signal wakes after the board's own work (in the switch's window,
-     * or later for a nested trap); an ISR that wakes none gets that work at once.
+     * or later for a nested trap); an ISR that wakes none gets that work at once
+     * (.Ldirect_nop). The other cases (.Lext_board, .Lnot_ext) follow .Lreturn.
      */
-    lw      t2, riscv_ext_direct
     beqz    t2, .Lext_board
     TRACE_ASM_DISPATCH
     lw      a0, riscv_ext_direct_arg
     jalr    t2
-    bnez    a0, .Lint_done
+    beqz    a0, .Ldirect_nop
+.Lint_done:
+    /* mepc read early (the loads meanwhile), into the frame at .Lwake_mepc. */
+#if K_CONFIG_NESTING
+    /* Taken inside a handler that opened interrupts: return to it, no switch. */
+    lw      t0, riscv_nest_depth
+    csrr    t1, mepc
+    bnez    t0, .Lnested
+#else
+    csrr    t1, mepc
+#endif
+    beqz    a0, .Lno_ist            /* an IST to wake: straight on */
+.Lwake_mepc:
+    /*
+     * Complete the outgoing frame, make the scheduler's choice, load its frame. From
+     * .Lint_done with a0 an interrupt id: first wake its IST (below). t1: mepc.
+     */
+    sw      t1, F_MEPC(sp)
+    csrr    t0, mstatus             /* MPIE: the thread's own interrupt mask */
+    sw      t0, F_MSTATUS(sp)
+    /*
+     * With mepc and mstatus in the frame, the callee-saved registers are stored with
+     * interrupts open (SWITCH_OPEN .. SWITCH_CLOSE), once a switch is known to follow
+     * (.Lstore). gp and tp are not switched: gp is the same for every thread and the
+     * kernel keeps no thread-local storage.
+     */
+    SWITCH_OPEN
+.Lsignal_open:
+    beqz    a0, .Lstore
+    /*
+     * The ISR returned an interrupt id: its IST is woken here, in the window
+     * (k_isr_signal masks only around the kernel's lists). riscv_isr_depth is set, so
+     * a switch the wake-up asks for is pended, and the frame is completed at .Lstore;
+     * without one, the C code has kept the callee-saved registers and the trap
+     * returns. An IST deferred by a trap taken meanwhile is woken after the window
+     * closes (.Lsignal), or before the choice (.Lsaved).
+     */
+    call    riscv_board_signal      /* k_isr_signal after the board's open work */
+    lw      t0, riscv_switch_pending
+    li      t1, SWITCH_WINDOW
+    bnez    t0, .Lstore
+#if K_CONFIG_NESTING
+    /*
+     * SWITCH_CLOSE, reading riscv_isr_depth before it clears it: still sp unless a
+     * trap was taken in the window (each trap's entry writes its own sp there), which
+     * changed mepc and mstatus (.Lwindow_trapped puts them back). Without one, both
+     * CSRs are the trap's own still, and no IST can have been deferred.
+     */
+    csrci   mstatus, 8
+    TRACE_ASM_TRAP_MASK
+    WINDOW_T1_AGAIN
+    lw      t2, riscv_isr_depth
+    lw      a0, riscv_ist_deferred
+    csrs    mie, t1
+    sw      zero, riscv_nest_depth, t0
+    sw      zero, riscv_isr_depth, t0
+    bne     t2, sp, .Lwindow_trapped
+#else
+    SWITCH_CLOSE
+#endif
+.Lreturn:
+    LOAD_CALLER
+    TRACE_ASM_TRAP_EXIT             /* t0, t1 last: the trace hook may use them */
+    lw      x5, F_T0(sp)
+    lw      x6, F_T1(sp)
+    addi    sp, sp, FRAME
+    mret
+
+#if K_CONFIG_NESTING
+.Lwindow_trapped:
+    lw      t0, F_MEPC(sp)
+    csrw    mepc, t0
+    lw      t0, F_MSTATUS(sp)
+    csrw    mstatus, t0
+    bnez    a0, .Lsignal            /* the IST that trap deferred */
+    j       .Lreturn
+#endif
+
+.Lno_ist:
+#if K_CONFIG_NESTING
+    lw      a0, riscv_ist_deferred  /* a nested trap's IST, left to this one */
+    bnez    a0, .Lwake_deferred
+#endif
+    sw      zero, riscv_isr_depth, t0
+    lw      t0, riscv_switch_pending
+    beqz    t0, .Lreturn
+.Lswitch:                           /* a0 is 0 here */
+#if K_CONFIG_NESTING
+.Lwake_deferred:                    /* a0: the IST a nested trap deferred */
+    sw      zero, riscv_ist_deferred, t0 /* (0 already from .Lswitch) */
+#endif
+.Lwake:
+    csrr    t1, mepc
+    j       .Lwake_mepc
+
+.Ldirect_nop:
     call    riscv_board_signal      /* K_SYSINTR_NOP: the board's work only */
     li      a0, 0
     j       .Lint_done
@@ -220,27 +316,7 @@ riscv_trap_entry:
     bne     t0, t1, .Lfatal
     call    riscv_timer_irq
     li      a0, 0
-.Lint_done:
-#if K_CONFIG_NESTING
-    /* Taken inside a handler that opened interrupts: return to it, no switch. */
-    lw      t0, riscv_nest_depth
-    bnez    t0, .Lnested
-#endif
-    bnez    a0, .Lwake
-#if K_CONFIG_NESTING
-    lw      a0, riscv_ist_deferred  /* a nested trap's IST, left to this one */
-    bnez    a0, .Lwake_deferred
-#endif
-    sw      zero, riscv_isr_depth, t0
-    lw      t0, riscv_switch_pending
-    bnez    t0, .Lswitch
-.Lreturn:
-    LOAD_CALLER
-    TRACE_ASM_TRAP_EXIT             /* t0, t1 last: the trace hook may use them */
-    lw      x5, F_T0(sp)
-    lw      x6, F_T1(sp)
-    addi    sp, sp, FRAME
-    mret
+    j       .Lint_done
 
 #if K_CONFIG_NESTING
 .Lnested:
@@ -259,56 +335,6 @@ riscv_trap_entry:
     j       .Lreturn
 #endif
 
-#if K_CONFIG_NESTING
-.Lwake_deferred:
-    sw      zero, riscv_ist_deferred, t0
-    j       .Lwake
-#endif
-
-.Lswitch:                           /* a0 is 0 here */
-.Lwake:
-    /*
-     * Complete the outgoing frame, make the scheduler's choice, load its frame. From
-     * .Lint_done with a0 an interrupt id: first wake its IST (below).
-     */
-    csrr    t0, mepc
-    sw      t0, F_MEPC(sp)
-    csrr    t0, mstatus             /* MPIE: the thread's own interrupt mask */
-    sw      t0, F_MSTATUS(sp)
-    /*
-     * With mepc and mstatus in the frame, the callee-saved registers are stored with
-     * interrupts open (SWITCH_OPEN .. SWITCH_CLOSE), once a switch is known to follow
-     * (.Lstore). gp and tp are not switched: gp is the same for every thread and the
-     * kernel keeps no thread-local storage.
-     */
-    SWITCH_OPEN
-.Lsignal_open:
-    beqz    a0, .Lstore
-    /*
-     * The ISR returned an interrupt id: its IST is woken here, in the window
-     * (k_isr_signal masks only around the kernel's lists). riscv_isr_depth is set, so
-     * a switch the wake-up asks for is pended, and the frame is completed at .Lstore;
-     * without one, the C code has kept the callee-saved registers and the trap
-     * returns. An IST deferred by a trap taken meanwhile is woken next, in the same
-     * window.
-     */
-    call    riscv_board_signal      /* k_isr_signal after the board's open work */
-    li      t1, SWITCH_WINDOW
-    lw      a0, riscv_ist_deferred
-    beqz    a0, 1f
-    sw      zero, riscv_ist_deferred, t0
-    j       .Lsignal_open
-1:  lw      t0, riscv_switch_pending
-    bnez    t0, .Lstore
-    SWITCH_CLOSE
-    DEFERRED_CHECK
-    lw      t0, F_MEPC(sp)               /* a trap taken in the window changed both CSRs */
-    andi    t1, t0, 1               /* not a call frame here; cleared all the same */
-    xor     t0, t0, t1
-    csrw    mepc, t0
-    lw      t0, F_MSTATUS(sp)
-    csrw    mstatus, t0
-    j       .Lreturn
 .Lstore:
     /*
      * A switch is due: the outgoing thread's stack canary (ARCH_SWITCH_CHECKS_STACK:
@@ -330,29 +356,52 @@ riscv_trap_entry:
 2:
     SAVE_CALLEE
 .Lsaved:
-    SWITCH_CLOSE
 #if K_CONFIG_NESTING
     /*
-     * A switch is due here (asked for, or a thread's own). An IST deferred meanwhile is
-     * woken first; the switch must still follow whatever that wake-up decides (a
-     * thread that blocked must not simply be resumed), so it is pended again.
+     * SWITCH_CLOSE. A switch is due here (asked for, or a thread's own). An IST
+     * deferred meanwhile is woken first; the switch must still follow whatever that
+     * wake-up decides (a thread that blocked must not simply be resumed), so it is
+     * pended again.
      */
+    csrci   mstatus, 8
+    TRACE_ASM_TRAP_MASK
+    WINDOW_T1_AGAIN
     lw      a0, riscv_ist_deferred
-    beqz    a0, .Lchoose
-    li      t0, 1
-    sw      t0, riscv_switch_pending, t1
-    j       .Lsignal
+    csrs    mie, t1
+    sw      zero, riscv_nest_depth, t0
+    sw      zero, riscv_isr_depth, t0
+    bnez    a0, .Lsaved_deferred
+#else
+    SWITCH_CLOSE
 #endif
 .Lchoose:
-    sw      zero, riscv_switch_pending, t0
     lw      a0, k_current
+    sw      zero, riscv_switch_pending, t0
     sw      sp, 0(a0)               /* struct k_thread starts with arch.sp */
     call    k_sched_switch_hook     /* returns the incoming thread */
     lw      sp, 0(a0)
     LOAD_CALLEE
     lw      t0, F_MEPC(sp)
     andi    t1, t0, 1               /* 1: the incoming thread switched by call */
-    bnez    t1, .Lload_call
+    beqz    t1, .Lload_preempted
+.Lload_call:
+    /*
+     * riscv_switch_thread's frame (or a new thread's first, arch_thread_init): its
+     * caller-saved registers are the call's to clobber, so t2 and t3 are free. No
+     * mret: a jump to the saved pc, interrupts opened just before it if the thread
+     * had them open (MPIE). An interrupt taken between the two is an outermost one
+     * on the thread's own stack.
+     */
+    xor     t2, t0, t1              /* the resume address, without the mark */
+    lw      t3, F_MSTATUS(sp)
+    andi    t3, t3, 0x80            /* MPIE */
+    TRACE_ASM_TRAP_EXIT
+    addi    sp, sp, FRAME
+    beqz    t3, 1f
+    csrsi   mstatus, 8
+1:  jr      t2
+
+.Lload_preempted:
     /*
      * A thread that an interrupt preempted: its caller-saved registers are loaded in
      * a window. A trap taken there may ask for another switch; the frame at sp is
@@ -375,6 +424,9 @@ riscv_trap_entry:
     mret
 
 #if K_CONFIG_NESTING
+.Lsaved_deferred:
+    li      t0, 1
+    sw      t0, riscv_switch_pending, t1
 .Lsignal:
     /*
      * Masked, the frame at sp whole (stored, or just loaded into the registers), a0
@@ -387,22 +439,6 @@ riscv_trap_entry:
     j       .Lsignal_open
 #endif
 
-.Lload_call:
-    /*
-     * riscv_switch_thread's frame (or a new thread's first, arch_thread_init): its
-     * caller-saved registers are the call's to clobber, so t2 and t3 are free. No
-     * mret: a jump to the saved pc, interrupts opened just before it if the thread
-     * had them open (MPIE). An interrupt taken between the two is an outermost one
-     * on the thread's own stack.
-     */
-    xor     t2, t0, t1              /* the resume address, without the mark */
-    lw      t3, F_MSTATUS(sp)
-    andi    t3, t3, 0x80            /* MPIE */
-    TRACE_ASM_TRAP_EXIT
-    addi    sp, sp, FRAME
-    beqz    t3, 1f
-    csrsi   mstatus, 8
-1:  jr      t2
 
 /*
  * riscv_switch_thread: a thread gives up the CPU (arch_switch_pend outside a handler,
@@ -448,8 +484,8 @@ riscv_switch_thread:
     .globl  riscv_check_stack
 riscv_check_stack:
     lw      t2, THREAD_STACK_LIMIT(t0)
+    li      t3, STACK_CANARY        /* (the load meanwhile) */
     beqz    t2, 1f                  /* no canary (the boot context) */
-    li      t3, STACK_CANARY
     lw      t4, 0(t2)
     lw      t5, 4(t2)
     lw      t6, 8(t2)

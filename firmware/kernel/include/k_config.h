@@ -112,4 +112,16 @@
 #endif
 #endif
 
+/*
+ * The rare side of a branch on a hot path (a wake-up with no waiter, a waiter with a
+ * timeout, a decision left to a search): a hint to lay the common side out first, so
+ * that it runs straight on (a taken branch costs the SoC's CPU cycles a not-taken
+ * one does not).
+ */
+#if defined(__GNUC__)
+#define K_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define K_UNLIKELY(x) (x)
+#endif
+
 #endif /* K_CONFIG_H */
