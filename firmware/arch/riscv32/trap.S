@@ -405,18 +405,20 @@ riscv_trap_entry:
     /*
      * A thread that an interrupt preempted: its caller-saved registers are loaded in
      * a window. A trap taken there may ask for another switch; the frame at sp is
-     * still whole, so the choice is simply made again.
+     * still whole, so the choice is simply made again. Its mepc and mstatus go to the
+     * CSRs before an IST deferred meanwhile is woken (.Lsignal): a window's end
+     * without a switch finds them there, as in the thread's own trap.
      */
     SWITCH_OPEN
     LOAD_CALLER
     SWITCH_CLOSE
-    DEFERRED_CHECK
-    lw      t0, riscv_switch_pending
-    bnez    t0, .Lchoose
     lw      t0, F_MEPC(sp)
     csrw    mepc, t0
     lw      t0, F_MSTATUS(sp)
     csrw    mstatus, t0
+    DEFERRED_CHECK
+    lw      t0, riscv_switch_pending
+    bnez    t0, .Lchoose
     TRACE_ASM_TRAP_EXIT
     lw      x5, F_T0(sp)
     lw      x6, F_T1(sp)
@@ -431,7 +433,9 @@ riscv_trap_entry:
     /*
      * Masked, the frame at sp whole (stored, or just loaded into the registers), a0
      * an IST that a trap taken in a window deferred: wake it in a window of its own,
-     * as at .Lwake, then switch or return.
+     * as at .Lwake, then switch or return. Where it may return without a switch
+     * (.Lwindow_trapped, .Lload_preempted), the frame's mepc and mstatus are in the
+     * CSRs already.
      */
     sw      zero, riscv_ist_deferred, t0
     sw      sp, riscv_isr_depth, t0
