@@ -118,3 +118,21 @@ def test_an_overload_leaves_the_target_answering(tmp_path):
     assert "PANIC" not in console, console
     cap = load(res.path)
     assert (cap.channel("isr")["flags"] == 0).all() and (cap.channel("app")["flags"] == 0).all()
+
+
+def test_a_loaded_overload_leaves_the_target_running(tmp_path):
+    # Loaded, at 160 kHz: LOAD's quantum runs out in the tick, which preempts it (a
+    # switch from the trap), and stimuli nest in the windows of the switches back to
+    # it, deferring their IST to a window of their own (.Lsignal) that switches
+    # nothing. That window must end on LOAD's own mepc: once it ended on a stale one
+    # (kernel round 9's first commit), the target jumped to 0 and restarted, twice in
+    # 4000 pulses, and missed ISR pulses meanwhile.
+    over = CaptureSettings(freq=160_000, count=4000, target="soc", channels=("isr", "app"),
+                           load=True)
+    with open_rig(sim=True, soc=True, firmware=str(RT_TEST)) as rig:
+        res = run_stats_capture(rig, over, tmp_path / "over.rtrig", progress=False)
+        console = rig.sim.console.read_text(errors="replace")
+    assert console.count("rt_test: ready") == 1, console
+    assert "PANIC" not in console, console
+    assert res.summary["isr"]["answered"] == 4000, res.summary["isr"]
+    assert 0 < res.summary["app"]["answered"] < 4000, "not an overload of APP"
