@@ -26,9 +26,12 @@ def _print_pulse(item, top):
     click.echo(f"{item.channel} pulse {item.pulse}: {item.latency_ns / 1000:.3f} µs "
                f"({ex.latency_cycles:.1f} SoC cycles)")
     click.echo(f"  at the edge: {ex.edge_function} ({item.edge_line or '?'})")
-    if ex.masked_by:
+    if ex.masked_by and ex.masked_before:
         click.echo(f"  interrupts masked for {ex.ns(ex.masked_before) / 1000:.3f} µs "
                    f"before the edge, by {ex.masked_by}")
+    elif ex.masked_by:
+        click.echo(f"  interrupts masked just after the edge, before its interrupt reached "
+                   f"the CPU, by {ex.masked_by}")
     if ex.trap_at is not None:
         click.echo(f"  trap entry at +{ex.ns(ex.trap_at) / 1000:.3f} µs")
     click.echo("  timeline:")

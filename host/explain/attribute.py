@@ -31,7 +31,8 @@ class PulseExplanation:
     edge_pc: int = 0
     edge_function: str = "?"
     masked_before: float = 0.0       # how long interrupts had been off at the edge
-    masked_by: str = ""              # the function that turned them off
+    masked_by: str = ""              # the function that turned them off (at the edge,
+    #                                  or after it, before the interrupt was taken)
     trap_at: float = None            # the STIM0 interrupt's trap entry
     categories: dict = field(default_factory=lambda: defaultdict(float))
     functions: dict = field(default_factory=lambda: defaultdict(float))
@@ -122,6 +123,9 @@ def explain_pulse(entries, edge_index, latency_cycles, symbols):
                 st.stack.pop()
             elif not st.stack and st.mie and not mie:
                 masked_from, masked_fn = t, fn
+                if i > edge_index and ex.trap_at is None and not ex.masked_by:
+                    # masked after the edge, before its interrupt reached the CPU
+                    ex.masked_by = fn
             st.mie = mie
         if i < edge_index:
             ex.masked_before = 0.0 if st.mie or st.stack else edge_t - masked_from

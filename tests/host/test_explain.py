@@ -59,6 +59,22 @@ def test_categories_of_a_known_window():
     assert ex.functions["masker"] == 40 and ex.functions["(trap entry)"] == 4
 
 
+def test_masked_just_after_the_edge():
+    # the edge at 8 while app runs open; masker turns interrupts off at 10, before the
+    # interrupt reached the CPU; back on at 60, the trap at 64
+    w = _rec([(5, 0, 0x100, FLAG_MIE), (8, 7, 0, FLAG_EDGE), (9, 0, 0x104, FLAG_MIE),
+              (10, 0, 0x200, 0), (60, 0, 0x208, FLAG_MIE), (64, 0, 0, FLAG_TRAP | 11 << 8),
+              (80, 0, 0x300, 0)])
+    ex = explain_pulse(w, 1, 80.0, _Syms())
+    assert ex.edge_function == "app" and ex.masked_before == 0
+    assert ex.masked_by == "masker" and ex.categories["masked"] == 50
+    # a mask after the trap is not the one that delayed it
+    w2 = _rec([(5, 0, 0x100, FLAG_MIE), (8, 7, 0, FLAG_EDGE), (9, 0, 0x104, FLAG_MIE),
+               (12, 0, 0, FLAG_TRAP | 11 << 8), (20, 0, 0x300, 0), (21, MRET, 0x304, FLAG_MIE),
+               (30, 0, 0x200, 0), (40, 0, 0x208, FLAG_MIE)])
+    assert explain_pulse(w2, 1, 40.0, _Syms()).masked_by == ""
+
+
 def test_timer_trap_and_unrecorded_tail():
     w = _rec([(0, 0, 0x100, FLAG_MIE), (2, 0, 0, FLAG_EDGE),
               (4, 0, 0, FLAG_TRAP | 7 << 8), (20, 0, 0x400, 0), (21, MRET, 0x300, FLAG_MIE),
@@ -132,7 +148,10 @@ def test_masked_section_in_the_soc_twin(tmp_path, monkeypatch):
     (worst,) = items
     ex = worst.explanation
     assert worst.latency_ns == isr["latency"].max() * 1e9 / cap.tick_hz
-    assert ex.edge_function == "masked_section"
+    # The edge came in the masked stretch, or in the few cycles before its csrci while
+    # the interrupt line was still on its way to the CPU (its synchroniser): the CPU
+    # was then in the loop that calls it, and was masked before it took the interrupt.
+    assert ex.edge_function in ("masked_section", "masker_entry"), ex.edge_function
     assert worst.edge_line.startswith("apps/masked/main.c:")
     # The whole masked stretch (before and after the edge): the known length, and the
     # loop's last turn at most.
@@ -161,7 +180,10 @@ def test_masked_section_in_the_soc_twin(tmp_path, monkeypatch):
     cpu = [s for s in tracks[(2, 1)] if s[2]["args"]["pulse"] == worst.pulse]
     assert len(rig) == 1 and cpu
     assert abs(sum(d for _, d, _ in cpu) - rig[0][1]) < 0.001
-    assert cpu[0][2]["name"] == "masked_section" and cpu[0][2]["cat"] == "masked"
+    # the pulse's masked time is one span, masked_section's, and the longest of them
+    masked_spans = [sp for sp in cpu if sp[2]["cat"] == "masked"]
+    assert [sp[2]["name"] for sp in masked_spans] == ["masked_section"], cpu
+    assert max(cpu, key=lambda sp: sp[1]) is masked_spans[0], cpu
     # The report's section names the masked section first among the worst ISR pulses'
     # common culprits.
     from rtrig.host.report.page import write_report
