@@ -273,11 +273,15 @@ class _SlowTwin:
 
     tick_hz = 100_000_000
 
-    def __init__(self, ticks_per_call):
+    def __init__(self, ticks_per_call, queued=0):
         self.t, self.step, self.runs = 0, ticks_per_call, 0
+        self.queued = queued        # events the rig has made that have not come yet
 
     def run(self):
         self.runs += 1
+
+    def all_records_in(self, latency, events=None):
+        return self.queued == 0
 
     def running(self):
         return False
@@ -313,6 +317,9 @@ class _NoTestYet:
     def take(self):
         pass
 
+    def count(self):
+        return 0
+
     def drive(self):
         pass
 
@@ -332,6 +339,18 @@ def test_the_go_pulse_is_repeated_on_the_rigs_clock_not_the_hosts(monkeypatch, t
     with pytest.raises(LinkError, match="the target stopped"):
         suite_mod._await_suite_end(rig, _NoTestYet(), type("Bar", (), {"update": print}), 0.3)
     assert (rig.runs > 2) == repeated and rig.runs >= 1
+
+
+def test_no_go_pulse_while_the_rigs_events_are_still_coming(monkeypatch):
+    # A host that fell seconds behind a twin reads the rig's clock far on while the
+    # run's first MARKER2 rise still waits in the rig's queue: a go pulse repeated then
+    # started a second run after the first (a clean-clone CI run, under load).
+    from rtrig.host.procedures.suite import run as suite_mod
+    monkeypatch.setattr(suite_mod, "_GO_RETRY_S", 0.0)
+    rig = _SlowTwin(1_000_000, queued=1)
+    with pytest.raises(LinkError, match="the target stopped"):
+        suite_mod._await_suite_end(rig, _NoTestYet(), type("Bar", (), {"update": print}), 0.3)
+    assert rig.runs == 1
 
 
 @pytest.mark.parametrize("baud", [3_000_000, 7_500_000, 25_000_000])

@@ -174,6 +174,10 @@ class _SuiteEvents:
                 last = marks[np.argmax(marks["t"])]
                 self.last_edge = (int(last["input"]), int(last["rising"]), int(last["t"]))
 
+    def count(self):
+        """Raw events taken so far."""
+        return int(sum(len(e) for e in self.parts))
+
     def window_name(self, k):
         """The test of MARKER2 window ``k`` as far as known: its name, ``"test N"`` for
         an index the suite lacks, or None (no BEGIN word for it yet)."""
@@ -241,7 +245,11 @@ def _await_suite_end(rig, events, bar, stall_s):
             t = rig.time()
             events.take()           # what arrived before the time did
             started = events.begun > 0 or bool(events.trace.run())
-            if not started and t - go_ticks >= retry_ticks:
+            # ...and every event the rig made by then is in: a host that fell behind a
+            # twin finds the rig's clock far on while the run's first edges still wait
+            # in the rig's queue, and a go pulse sent then would start a second run.
+            if not started and t - go_ticks >= retry_ticks and \
+                    rig.all_records_in(0, events.count()):
                 rig.run()
                 last_go, go_ticks = now, t
         quiet_since = None if got else (quiet_since or now)
