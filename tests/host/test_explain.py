@@ -161,10 +161,11 @@ def test_masked_section_in_the_soc_twin(tmp_path, monkeypatch):
     # The categories sum to the measured latency (±1 SoC cycle)...
     assert abs(sum(ex.categories.values()) - ex.latency_cycles) <= 1
     # ...and, the mask and any tick taken at the unmask taken away, what is left is the
-    # unmasked ISR path: the capture's fastest pulse, within a few cycles.
+    # unmasked ISR path: the capture's fastest pulse, within a few cycles (the unmask's
+    # csrsi and the pending interrupt's way into the trap: up to ~5 cycles more).
     rest_ns = ex.ns(ex.latency_cycles - ex.categories["masked"]
                     - ex.categories["kernel tick"] - ex.categories["other interrupt"])
-    assert abs(rest_ns - isr["latency"].min() * 1e9 / cap.tick_hz) < 5 * 20
+    assert abs(rest_ns - isr["latency"].min() * 1e9 / cap.tick_hz) < 8 * 20
     # Bounded: no more entries than the ring before each edge and its window after.
     rec = load_recording(rec_path)
     assert len(rec.edges) == 60
