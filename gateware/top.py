@@ -231,6 +231,8 @@ class GatewareTop(wiring.Component):
             targets.stim0.eq(stim.stim0),
             targets.stim1.eq(stim.stim1),
             targets.load_en.eq(stim.load_en),
+            targets.hold.eq(stim.hold),
+            stim.now.eq(control.now),
             targets.ext_inputs.eq(self.ext_inputs),
             capture.pins.eq(targets.pins),
             capture.pins_later.eq(targets.pins_later),

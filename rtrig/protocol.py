@@ -30,6 +30,7 @@ __all__ = [
     "SLIP_END", "SLIP_ESC", "SLIP_ESC_END", "SLIP_ESC_ESC",
     "PacketType", "Reg", "REGISTERS", "RegisterInfo",
     "RIG_ID", "GATEWARE_VERSION", "Input", "Target", "Caps", "StreamEnable", "StimCtrl",
+    "StimStatus",
     "EDGE_SOURCES", "lat_edges", "LAT_EDGES_RESET",
     "ChanFlags", "EVENT_DTYPE", "LATENCY_DTYPE", "TRUTH_DTYPE", "STIM_INPUT",
     "PAYLOAD_LEN", "MODEL_PARAM_REGS",
@@ -43,7 +44,7 @@ SLIP_ESC_ESC = 0xDD
 #: Value of register ``ID``: ASCII "RTG1".
 RIG_ID = 0x52544731
 #: Version of the register map and packet formats; bumped on any change.
-GATEWARE_VERSION = 3
+GATEWARE_VERSION = 4
 
 
 class PacketType(enum.IntEnum):
@@ -115,6 +116,19 @@ class Caps(enum.IntFlag):
 class StimCtrl(enum.IntFlag):
     RUN = 1 << 0        #: write 1 to start, 0 to stop
     STIM1_EN = 1 << 1   #: STIM1 follows STIM0 at ``STIM1_OFFSET``
+    #: With ``RUN``: arm the run to start at rig time ``RUN_AT`` (its first STIM0 rise
+    #: ``STIM_LEAD`` ticks later) instead of at once (version 4).
+    AT = 1 << 2
+    #: With ``AT``: hold the internal target (the model or the SoC, whichever
+    #: ``TARGET_SEL`` names) in reset from this write until ``RUN_AT``, so it starts
+    #: from the same state, at the same time before the first pulse, on every run.
+    RESTART = 1 << 3
+
+
+class StimStatus(enum.IntFlag):
+    """``STIM_STATUS`` bits."""
+    RUNNING = 1 << 0    #: the pulse train is running
+    ARMED = 1 << 1      #: an armed run waits for ``RUN_AT`` or its lead
 
 
 class StreamEnable(enum.IntFlag):
@@ -170,7 +184,7 @@ REGISTERS = [
                  "clock (stimulus, loopback and model settings count in steps of 4 ticks)"),
     RegisterInfo("TIME_LO", 0x010, _R, 0, "timebase bits 0..31; reading latches TIME_HI"),
     RegisterInfo("TIME_HI", 0x011, _R, 0, "timebase bits 32..63 latched by the last TIME_LO read"),
-    RegisterInfo("STIM_CTRL", 0x020, _W, 0, "StimCtrl bits", width=2),
+    RegisterInfo("STIM_CTRL", 0x020, _W, 0, "StimCtrl bits", width=4),
     RegisterInfo("STIM_PERIOD", 0x021, _W, 10000, "STIM0 period (rising to rising), ticks"),
     RegisterInfo("STIM_HIGH", 0x022, _W, 5000, "STIM0 high time, ticks"),
     RegisterInfo("STIM_COUNT", 0x023, _W, 0, "pulses to issue; 0 = until stopped"),
@@ -178,11 +192,18 @@ REGISTERS = [
     RegisterInfo("STIM1_OFFSET", 0x025, _W, 0, "STIM1 rising edge after STIM0's, ticks"),
     RegisterInfo("STIM_SEED", 0x026, _W, 1, "jitter LFSR seed (nonzero), loaded at start"),
     RegisterInfo("STIM_PULSES", 0x027, _R, 0, "STIM0 pulses issued since the last start"),
-    RegisterInfo("STIM_STATUS", 0x028, _R, 0, "bit 0: running"),
+    RegisterInfo("STIM_STATUS", 0x028, _R, 0, "StimStatus bits: bit 0 running, bit 1 armed"),
     RegisterInfo("STIM_BURST", 0x029, _W, 0,
                  "pulses per burst (Caps.BURST): after every k pulses the next rise comes "
                  "STIM_GAP instead of STIM_PERIOD after the last; 0 = no bursts"),
     RegisterInfo("STIM_GAP", 0x02A, _W, 0, "rise to rise from a burst's last pulse to the next burst's first, ticks"),
+    RegisterInfo("RUN_AT_LO", 0x02B, _W, 0,
+                 "bits 0..31 of the rig time (ticks) at which a run armed with "
+                 "StimCtrl.AT starts: the internal target leaves reset (RESTART), and "
+                 "STIM0 first rises STIM_LEAD ticks later"),
+    RegisterInfo("RUN_AT_HI", 0x02C, _W, 0, "bits 32..47 of RUN_AT", width=16),
+    RegisterInfo("STIM_LEAD", 0x02D, _W, 0,
+                 "armed runs: ticks from RUN_AT to the first STIM0 rise"),
     RegisterInfo("EDGE_EN", 0x030, _W, 0,
                  "raw events: bits 0..7 rising, 8..15 falling per input; bit 16 stimulus edges", width=17),
     RegisterInfo("LAT_CH_EN", 0x031, _W, 0, "latency records: bit n enables channel n (0 ISR, 1 APP, 2 and 3 interval channels where CAPS counts them)", width=N_LATENCY_CHANNELS),

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The stimulus feature: the interrupt pulses the rig drives into the target, and LOAD_EN."""
 
-from amaranth import Module, Signal
-from amaranth.lib.wiring import Out
+from amaranth import Cat, Module, Signal
+from amaranth.lib.wiring import In, Out
 
 from ..feature import Feature
+from ..run_arm import RunArm
 from ..stimulus_generator import StimulusGenerator
 from ..stimulus_generator_lean import LeanStimulusGenerator
 
@@ -26,28 +27,40 @@ class Stimulus(Feature):
         cells; the same pulse trains cycle for cycle and the same signature, but no
         bursts: ``STIM_BURST`` and ``STIM_GAP`` are then not built in).
 
+    A run starts at once when ``STIM_CTRL`` is written with ``RUN``, or, with ``AT``
+    too, at rig time ``RUN_AT`` (:class:`~rtrig.gateware.run_arm.RunArm`): its first
+    STIM0 rise ``STIM_LEAD`` ticks later, the internal target held in reset until then
+    with ``RESTART``.
+
     Members
     -------
+    now : In(48)
+        The timebase, ticks (``RUN_AT`` is compared with it).
+    hold : Out(1)
+        An armed run with ``RESTART`` waits: keep the internal target in reset.
     stim0, stim1, load_en : Out(1)
         The rig → target outputs (``sync`` domain, registered).
     running : Out(1)
         The generator's ``running``.
     start : Out(1)
-        One-cycle pulse: ``STIM_CTRL`` written with ``RUN`` set (the generator's
-        ``start``; it is ignored while running).
+        One-cycle pulse: the run starts (the generator's ``start``; it is ignored
+        while running): ``STIM_CTRL`` written with ``RUN`` set and ``AT`` clear, or an
+        armed run's time come.
     regs : Out(Signature)
-        ``STIM_CTRL`` .. ``STIM_STATUS``, ``LOAD_EN``; ``STIM_BURST``, ``STIM_GAP``
-        (with ``bursts``).
+        ``STIM_CTRL`` .. ``STIM_STATUS``, ``RUN_AT_LO``, ``RUN_AT_HI``, ``STIM_LEAD``,
+        ``LOAD_EN``; ``STIM_BURST``, ``STIM_GAP`` (with ``bursts``).
     """
 
     def __init__(self, step=4, bursts=True):
+        self.step = step
         self.shift = step.bit_length() - 1
         self.bursts = bursts
         super().__init__(
-            {"stim0": Out(1), "stim1": Out(1), "load_en": Out(1), "running": Out(1),
-             "start": Out(1)},
+            {"now": In(48), "hold": Out(1), "stim0": Out(1), "stim1": Out(1),
+             "load_en": Out(1), "running": Out(1), "start": Out(1)},
             registers=("STIM_CTRL", "STIM_PERIOD", "STIM_HIGH", "STIM_COUNT", "STIM_JITTER",
-                       "STIM1_OFFSET", "STIM_SEED", "STIM_PULSES", "STIM_STATUS", "LOAD_EN")
+                       "STIM1_OFFSET", "STIM_SEED", "STIM_PULSES", "STIM_STATUS",
+                       "RUN_AT_LO", "RUN_AT_HI", "STIM_LEAD", "LOAD_EN")
             + (("STIM_BURST", "STIM_GAP") if bursts else ()),
             write_strobes=("STIM_CTRL",))
 
@@ -58,10 +71,24 @@ class Stimulus(Feature):
             m.submodules.gen = gen = StimulusGenerator()
         else:
             m.submodules.gen = gen = LeanStimulusGenerator()
-        # Start/stop registered once more (off the write decode's path).
-        start, stop = Signal(), Signal()
-        m.d.sync += [start.eq(regs.STIM_CTRL_wrote & regs.w_value[0]),
-                     stop.eq(regs.STIM_CTRL_wrote & ~regs.w_value[0])]
+        m.submodules.arm = arm = RunArm(self.step)
+        # Start/arm/stop registered once more (off the write decode's path).
+        now_start, stop = Signal(), Signal()
+        wrote, value = regs.STIM_CTRL_wrote, regs.w_value
+        m.d.sync += [now_start.eq(wrote & value[0] & ~value[2]),
+                     arm.arm.eq(wrote & value[0] & value[2]),
+                     arm.restart.eq(value[3]),
+                     stop.eq(wrote & ~value[0])]
+        start = Signal()
+        m.d.comb += [
+            arm.now.eq(self.now),
+            arm.at.eq(Cat(regs.RUN_AT_LO, regs.RUN_AT_HI)),
+            arm.lead.eq(regs.STIM_LEAD),
+            arm.stop.eq(stop),
+            arm.running.eq(gen.running),
+            start.eq(now_start | arm.start),
+            self.hold.eq(arm.hold),
+        ]
         m.d.comb += [
             gen.period.eq(regs.STIM_PERIOD >> shift),
             gen.high.eq(regs.STIM_HIGH >> shift),
@@ -73,7 +100,7 @@ class Stimulus(Feature):
             gen.start.eq(start),
             gen.stop.eq(stop),
             regs.STIM_PULSES.eq(gen.pulses),
-            regs.STIM_STATUS.eq(gen.running),
+            regs.STIM_STATUS.eq(Cat(gen.running, arm.armed)),
             self.stim0.eq(gen.stim0),
             self.stim1.eq(gen.stim1),
             self.running.eq(gen.running),

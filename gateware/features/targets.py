@@ -64,6 +64,13 @@ class Targets(Feature):
     stim0, stim1, load_en : In(1)
         The rig's outputs, which the internal targets answer (``sync``; STIM1 reaches
         the SoC's second interrupt line only).
+    hold : In(1)
+        An armed run restarts the target (``sync``): the selected internal target, the
+        model or the SoC, is held in reset while it is high, and so starts from the
+        same state at the same time before every armed run's first pulse. The model's
+        reset is registered (one cycle); the SoC's passes a two-flip-flop synchroniser
+        into its domain (``soc``), whose clock's edges meet the rig's at fixed points,
+        so it too is let go at the same SoC cycle of every run armed on a frame.
     ext_inputs : In(6)
         The input pins (first sample of a cycle), asynchronous.
     ext_later : In(ArrayLayout(6, step - 1))
@@ -94,7 +101,7 @@ class Targets(Feature):
         if with_soc and (pin_latency < 1 or clk_freq is None):
             raise ValueError("the SoC target needs the rig's clock and pin_latency >= 1")
         members = {
-            "stim0": In(1), "stim1": In(1), "load_en": In(1),
+            "stim0": In(1), "stim1": In(1), "load_en": In(1), "hold": In(1),
             "ext_inputs": In(N_INPUTS),
             "pins": Out(N_INPUTS),
             "pins_later": Out(data.ArrayLayout(N_INPUTS, max(step - 1, 1))),
@@ -159,7 +166,8 @@ class Targets(Feature):
             m.d.comb += getattr(model, port).eq(value if port == "seed" else value >> shift)
         # Registered: the reset fans out over the whole model.
         model_reset = Signal(init=1)
-        m.d.sync += model_reset.eq(regs.MODEL_CTRL[0] | (regs.TARGET_SEL != Target.MODEL))
+        m.d.sync += model_reset.eq(regs.MODEL_CTRL[0] | (regs.TARGET_SEL != Target.MODEL)
+                                   | self.hold)
         m.d.comb += [
             model.irq.eq(self.stim0),
             model.load_en.eq(self.load_en),
@@ -190,11 +198,22 @@ class Targets(Feature):
         # pins. STIM0 → IRQ and LOAD_EN → GPIO input 0 are synchronised inside the SoC; its
         # GPIO outputs come as the levels at each tick of a cycle (returned, one cycle
         # late), delayed ``pin_latency`` cycles in all like the board's input buffers.
-        from amaranth.hdl import DomainRenamer
+        from amaranth.hdl import ClockDomain, ClockSignal, DomainRenamer, ResetSignal
+        from amaranth.lib.cdc import FFSynchronizer
 
         from ..soc import SOC_CLK_HZ, SoC
         from ..soc_sampler import SoCSampler
-        m.submodules.soc = soc = DomainRenamer("soc")(SoC(self.soc_firmware))
+        # An armed run's restart (hold), for the SoC only when it is the target.
+        hold_sync, hold_soc = Signal(), Signal()
+        m.d.sync += hold_sync.eq(self.hold & (self.regs.TARGET_SEL == Target.SOC))
+        m.submodules.soc_hold = FFSynchronizer(hold_sync, hold_soc, o_domain="soc")
+        # The SoC runs in "soc_run": the "soc" clock, reset by the board's reset or the
+        # hold (the CPU is an Instance that takes its domain's reset signal, which a
+        # ResetInserter would not reach).
+        m.domains.soc_run = run = ClockDomain("soc_run", local=True)
+        m.d.comb += [run.clk.eq(ClockSignal("soc")),
+                     run.rst.eq(ResetSignal("soc") | hold_soc)]
+        m.submodules.soc = soc = DomainRenamer("soc_run")(SoC(self.soc_firmware))
         m.d.comb += [soc.irq.eq(Cat(self.stim0, self.stim1)), soc.gpio_in.eq(self.load_en)]
         for name in SOC_OUTPUTS:
             m.d.comb += getattr(self, f"soc_{name}").eq(getattr(soc, name))
