@@ -24,7 +24,8 @@ class StimulusGenerator(wiring.Component):
     """Generates STIM0/STIM1 pulse trains, in the ``sync`` domain.
 
     Pulse ``k`` of STIM0 rises ``period + r_k`` ticks after pulse ``k-1`` (``r_k`` is
-    drawn uniformly from ``0..jitter`` by rejection sampling on a 32-bit LFSR) and stays
+    drawn uniformly from ``0..jitter`` by rejection sampling on a 32-bit LFSR seeded
+    at ``start``; ``r_1`` is 0, every start alike, whatever ran before) and stays
     high ``high`` ticks. STIM1, when enabled, rises ``offset`` ticks after STIM0 and
     stays high ``high`` ticks. Outputs are registered: with ``start`` high in cycle
     ``c``, the first STIM0 pulse is high from cycle ``c + 2``.
@@ -128,6 +129,9 @@ class StimulusGenerator(wiring.Component):
                 to_rise.eq(-1),
                 self.pulses.eq(0),
                 lfsr.eq(self.seed),
+                # The first period's draw, taken at the first rise (the next cycle,
+                # before any draw from the seed): 0, not what the last run left.
+                r_next.eq(0),
                 r_valid.eq(0),
                 self.running.eq(1),
             ]

@@ -40,7 +40,7 @@ class LeanStimulusGenerator(StimulusGenerator):
     LFSR, stepped in the same cycles: rejection sampling of ``0..jitter`` on the 32-bit
     Galois LFSR seeded by ``seed`` at ``start``; a draw begins after each rising edge
     and the value in hand at the next rising edge is used (for the first period of a
-    train, the draw left from before ``start``).
+    train 0: ``start`` sets it, so no run inherits the last one's draw).
 
     Where :class:`StimulusGenerator` runs four down-counters and registers the settings
     derived from its inputs, this block keeps one up-counter of the position within
@@ -58,8 +58,8 @@ class LeanStimulusGenerator(StimulusGenerator):
       latched: changed while running, they move the edges of the current period (a
       ``period`` set below the position already reached lets the counter run to
       2^32).
-    * After reset the draw in hand is ``2**32 - 1`` instead of 0 until the first draw
-      is accepted; with ``jitter = 0`` at reset that is cycle 0 in both.
+    * After reset, before any ``start``, the draw in hand is ``2**32 - 1`` instead of
+      0 (no rise uses it: ``start`` sets it to 0 in both).
     * ``period + r_k`` up to ``2**33 - 2`` is counted in full; ``StimulusGenerator``
       agrees up to ``2**32 + 1`` (beyond, its 33-bit down-counter starts negative).
     * Outside the preconditions below the outputs differ (e.g. with
@@ -136,6 +136,7 @@ class LeanStimulusGenerator(StimulusGenerator):
                 wrap.eq(1),
                 self.pulses.eq(0),
                 j.lfsr.eq(self.seed),
+                rn_next.eq(~0),     # the first period's draw: 0, as StimulusGenerator's
                 r_valid.eq(0),
                 self.running.eq(1),
             ]

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Exact-cycle tests of the stimulus generator (gateware/stimulus_generator.py)."""
 
+import pytest
 from simrun import edges, run
 
 from rtrig.gateware.stimulus_generator import StimulusGenerator
@@ -101,3 +102,40 @@ def test_stimulus_burst_with_jitter_adds_it_to_period_and_gap():
     d = [b - a for a, b in zip(rises, rises[1:])]
     assert {x for x in d[0::2]} <= set(range(8, 12)) and {x for x in d[1::2]} <= set(range(40, 44))
     assert set(d[0::2]) == set(range(8, 12)) and set(d[1::2]) == set(range(40, 44))
+
+
+@pytest.mark.parametrize("gen_cls", ["full", "lean"])
+def test_a_second_train_repeats_the_first_whatever_ran_before(gen_cls):
+    # Every start draws from the seed and begins with a first period of no extra delay:
+    # a run does not inherit the draw the last run left in hand (it did: the second
+    # train's first period was longer, and a twin run depended on what ran before it).
+    from rtrig.gateware.stimulus_generator_lean import LeanStimulusGenerator
+    dut = StimulusGenerator() if gen_cls == "full" else LeanStimulusGenerator()
+    trains = []
+
+    async def tb(ctx):
+        ctx.set(dut.period, 12)
+        ctx.set(dut.high, 3)
+        ctx.set(dut.count, 6)
+        ctx.set(dut.jitter, 9)
+        ctx.set(dut.seed, 0x5EED)
+        for _ in range(2):
+            ctx.set(dut.start, 1)
+            await ctx.tick()
+            ctx.set(dut.start, 0)
+            levels = []
+            for _ in range(200):
+                levels.append(ctx.get(dut.stim0))
+                await ctx.tick()
+            trains.append([c for c, v in edges(levels) if v])
+            ctx.set(dut.jitter, 5)      # a draw of another width left in hand...
+            for _ in range(40):
+                await ctx.tick()
+            ctx.set(dut.jitter, 9)      # ...and the settings back before the start
+            for _ in range(40):
+                await ctx.tick()
+
+    run(dut, tb, f"stim_repeat_{gen_cls}")
+    assert len(trains[0]) == 6
+    assert trains[1] == trains[0]
+    assert trains[0][1] - trains[0][0] == 12     # the first period: no extra delay
