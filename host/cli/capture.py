@@ -26,14 +26,26 @@ __all__ = ["capture"]
 @measurement_options("capture", "target")
 @run_options("capture", "No progress on stderr.")
 @measurement_options("capture", "measurement")
-def capture(obj, output, as_json, quiet, firmware, console, mode, bin_shift, **options):
+@click.option("--replay", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Run the capture of FILE again, with the settings it recorded (the "
+                   "options above are not used); on the twin its records come again.")
+def capture(obj, output, as_json, quiet, firmware, console, mode, bin_shift, replay,
+            **options):
     """Send stimulus pulses and record every response latency."""
-    obj.use_target(options["target"], firmware, console)
     from ..procedures.measure import measure
     from ..procedures.options import capture_settings
-    settings = capture_settings(**options, **obj.model_ticks)
+    from ..procedures.replay import check_replay_rig, replay_settings
+    if replay is not None:
+        settings, mode, bin_shift, recorded = replay_settings(replay)
+    else:
+        settings = None
+    obj.use_target(settings.target if settings else options["target"], firmware, console)
+    if settings is None:
+        settings = capture_settings(**options, **obj.model_ticks)
     path = capture_path(output, "capture")
     with obj.rig() as rig:
+        if replay is not None:
+            check_replay_rig(recorded, rig)
         regs = settings.ticks(rig.tick_hz, rig.stim_step)   # validate before anything runs
         note = _step_note(settings, rig.tick_hz, rig.stim_step, regs)
         if note:

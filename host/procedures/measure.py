@@ -20,11 +20,6 @@ from .settings import CaptureSettings
 
 __all__ = ["run_capture", "measure", "CaptureResult", "CaptureSettings", "open_rig"]
 
-#: Raw-event edges enabled with ``raw_events``: the six inputs, both edges, and the
-#: stimulus output (``EDGE_EN``, docs/protocol.md).
-_ALL_EDGES = 0x3F | 0x3F << 8 | 1 << 16
-
-
 def run_capture(rig, settings, path, progress=True, on_block=None):
     """Run one capture into ``path``; returns a :class:`CaptureResult`.
 
@@ -37,7 +32,7 @@ def run_capture(rig, settings, path, progress=True, on_block=None):
     # Zero the rig's counters and drop anything left over from an earlier run; the
     # host's link counters start with them, the pulse index from 0 (Rig.clear).
     rig.prepare(settings, regs, plan, drop_streams=True,
-                EDGE_EN=_ALL_EDGES if settings.raw_events else 0)
+                EDGE_EN=settings.edge_enable)
     rig.enable_streams(settings.raw_events, settings.truth)
 
     # One record per pulse on a latency channel; an interval channel has one per start

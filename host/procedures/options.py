@@ -189,6 +189,9 @@ OPTIONS = (
     Option("timeout", DURATION, None, unit="s",
            help="Response window (default: until the next stimulus)."),
     Option("raw", bool, False, help="Also record raw edge events."),
+    Option("raw_inputs", metavar="IN,...",
+           help="With --raw: record the edges of these inputs only (isr, app, "
+                "heartbeat, marker0, marker1, marker2, stim) [default: all]."),
     Option("truth", bool, False, help="Model target: also record its true latencies."),
     Option("mode", choices=("auto", "records", "statistics"), default="auto",
            show_default=True,
@@ -305,7 +308,7 @@ def _model_text(model):
 
 def capture_settings(*, target, model, preset, load, channels, freq, count, duration,
                      duty, jitter, delay, stim1_offset, burst, gap, timeout, raw, truth,
-                     tick_hz=None, step=1):
+                     raw_inputs=None, tick_hz=None, step=1):
     """The :class:`~rtrig.host.procedures.settings.CaptureSettings` of the capture
     options' values (converted; ``mode`` and ``bin_shift`` go to
     :func:`rtrig.host.procedures.measure.measure`). ``count`` and ``duration`` exclude
@@ -328,7 +331,8 @@ def capture_settings(*, target, model, preset, load, channels, freq, count, dura
                            jitter=jitter, channels=chans, target=target, delay=delay,
                            model=params, preset=preset, load=load, timeout=timeout,
                            raw_events=raw, truth=truth, stim1_offset=stim1_offset,
-                           burst=burst or 0, gap=gap)
+                           burst=burst or 0, gap=gap,
+                           raw_inputs=None if raw_inputs is None else parse_channels(raw_inputs))
 
 
 def sweep_settings(*, target, model, preset, load, channels, f_from, f_to, sf_threshold,

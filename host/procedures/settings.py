@@ -8,11 +8,19 @@ from dataclasses import dataclass, field
 
 from ...channels import CHANNEL_HELP, ChannelPlan
 from ...errors import UsageError
-from ...protocol import Reg
+from ...protocol import Input, Reg
 from ...units import format_ns_exact, format_s
 from ..rig.rig import MODEL_REGS, TARGETS, register_max
 
-__all__ = ["CaptureSettings", "default_channels", "parse_channels"]
+__all__ = ["CaptureSettings", "default_channels", "parse_channels", "RAW_INPUTS"]
+
+#: Names of the inputs a capture's raw events can record (``--raw-inputs``) → their
+#: ``EDGE_EN`` bits (docs/protocol.md): both edges of a rig input, or the stimulus.
+RAW_INPUTS = {
+    **{i.name.lower(): (1 | 1 << 8) << i for i in Input},
+    "isr": (1 | 1 << 8) << Input.ISR_OUT, "app": (1 | 1 << 8) << Input.APP_OUT,
+    "stim": 1 << 16,
+}
 
 
 @dataclass
@@ -38,12 +46,34 @@ class CaptureSettings:
     load: bool = False
     timeout: float | None = None
     raw_events: bool = False
+    #: With ``raw_events``: the inputs whose edges are recorded (names of
+    #: :data:`RAW_INPUTS`; None: every input and the stimulus).
+    raw_inputs: tuple | None = None
     truth: bool = False
     stim1_offset: float | None = None   # STIM1 follows STIM0 by this much (None: off)
     burst: int = 0                      # pulses per burst (0: no bursts)
     gap: float | None = None            # after a burst's last pulse, rise to rise
     description: str = ""
     extra: dict = field(default_factory=dict)
+
+    @property
+    def edge_enable(self):
+        """``EDGE_EN`` of the raw events asked for: every input's edges and the
+        stimulus', or those of :attr:`raw_inputs` (an unknown name is a one-line
+        UsageError); 0 without :attr:`raw_events`."""
+        if not self.raw_events:
+            return 0
+        names = self.raw_inputs if self.raw_inputs is not None else ("stim", *(
+            i.name.lower() for i in Input))
+        bits = 0
+        for name in names:
+            if name not in RAW_INPUTS:
+                raise UsageError(f"unknown raw-event input '{name}'",
+                                 hint=f"choose from: {', '.join(RAW_INPUTS)}")
+            bits |= RAW_INPUTS[name]
+        if not bits:
+            raise UsageError("--raw-inputs names no input", hint="e.g. marker0,marker1,stim")
+        return bits
 
     @property
     def plan(self):
@@ -96,6 +126,7 @@ class CaptureSettings:
         if not self.channels:
             raise UsageError("no response channel given", hint=CHANNEL_HELP)
         ChannelPlan.of(self.channels)       # an unknown channel fails here, before any run
+        self.edge_enable                    # so does an unknown raw-event input
         _check_model(self.model, tick_hz, step)
 
         def whole(ticks):

@@ -27,6 +27,7 @@ from ...protocol import (
     PacketType,
     Reg,
     StimCtrl,
+    StimStatus,
     StreamEnable,
     Target,
     latency_channels,
@@ -36,7 +37,8 @@ from .counters import CounterReads
 from .decode import decode_events, decode_latency, decode_truth
 from .statistics import StatisticsReads
 
-__all__ = ["Rig", "register_max", "TARGETS", "MODEL_REGS", "DRAIN_TICKS"]
+__all__ = ["Rig", "register_max", "TARGETS", "MODEL_REGS", "DRAIN_TICKS", "ARM_MIN_S",
+           "SOC_LEAD_S", "ARM_ALIGN_TICKS"]
 
 #: Target names on the command line → the TARGET_SEL value.
 TARGETS = {"external": Target.EXTERNAL, "loopback": Target.LOOPBACK, "model": Target.MODEL,
@@ -49,6 +51,19 @@ MODEL_REGS = {name: Reg[reg] for name, reg in MODEL_PARAM_REGS.items()}
 #: records and counters are taken as final (the matcher, merger and statistics
 #: pipelines are a few cycles deep; 333 µs at 30 MHz leaves room for any of them).
 DRAIN_TICKS = 10_000
+#: An armed run (:meth:`Rig.run`) starts at least this long after the host read the
+#: rig's clock, and at least 16 of the link's round trips then measured: time for the
+#: writes that arm it to land. A run armed too late is armed again, twice as far ahead.
+ARM_MIN_S = 200e-6
+#: How long the reference SoC is let run from its restart before the first pulse: its
+#: start-up (stack, .bss, threads, the console's "ready") takes ~0.3 ms, and its first
+#: two ticks run from cold caches (the first took 4.0 µs masked, docs/kernel.md); the
+#: pulses then meet a kernel as warm as one that had run for long.
+SOC_LEAD_S = 3e-3
+#: Armed runs start on a multiple of this many ticks: three 30 MHz cycles, the period
+#: at which the rig's and the SoC's 50 MHz clock edges meet, so a restarted SoC leaves
+#: reset at the same point of its own clock on every run.
+ARM_ALIGN_TICKS = 12
 #: Seconds between polls of the rig while waiting on its clock or its stimulus: one or
 #: two register reads (~1 ms on the simulation twin, ~0.2 ms on a 3 Mbaud rig), so
 #: polling this often costs the link little and ends a short run soon after its end.
@@ -73,6 +88,12 @@ class Rig(StatisticsReads, CounterReads):
         self.info = info
         self.sim = sim
         self.port = port
+        #: Restart the target at the next run (set by :meth:`configure_target`).
+        self._restart = False
+        self._lead = 0
+        #: The last armed run: ``{"at": ticks, "lead": ticks, "restart": bool}`` (or
+        #: None: started at once, by a rig that cannot arm).
+        self.last_start = None
 
     # identity --------------------------------------------------------------------
     @property
@@ -128,6 +149,7 @@ class Rig(StatisticsReads, CounterReads):
         (:meth:`clear`). ``statistics``: also stop the on-chip accumulation first;
         ``drop_streams``: drop any record left over from an earlier run."""
         self.stop(statistics=statistics)
+        self.last_start = None
         self.configure_target(settings, regs)
         self.configure_stimulus(regs, plan, **more)
         self.clear(drop_streams=drop_streams)
@@ -165,6 +187,10 @@ class Rig(StatisticsReads, CounterReads):
             app = bool(params.get("app", True))
             link.write(Reg.MODEL_CTRL, 0b10 if app else 0b00)
         link.write(Reg.LOAD_EN, 1 if settings.load else 0)
+        # The model and the SoC start anew with the next run, so a run's records are a
+        # function of its settings, not of when the host's writes landed.
+        self._restart = target in (Target.MODEL, Target.SOC)
+        self._lead = round(SOC_LEAD_S * self.tick_hz) if target == Target.SOC else 0
 
     def configure_stimulus(self, regs, plan, **more):
         """Program the pulse train of ``regs`` (:meth:`CaptureSettings.ticks`; bursts
@@ -242,8 +268,35 @@ class Rig(StatisticsReads, CounterReads):
 
     # running ---------------------------------------------------------------------
     def run(self, stim1=False):
-        """Start the pulse train (with STIM1 at its offset)."""
-        self.link.write(Reg.STIM_CTRL, StimCtrl.RUN | (StimCtrl.STIM1_EN if stim1 else 0))
+        """Start the pulse train (with STIM1 at its offset); returns :attr:`last_start`.
+
+        The run is armed to start at a rig time chosen ahead (at least
+        :data:`ARM_MIN_S` on, on a multiple of :data:`ARM_ALIGN_TICKS`), not when the
+        write lands: the first run after :meth:`configure_target` chose the model or
+        the SoC restarts it (held in reset until that time; the SoC's first pulse
+        :data:`SOC_LEAD_S` later), so the run's records depend on its settings alone,
+        however fast the host is (docs/protocol.md, "Armed runs"). Returns once the
+        run has started."""
+        ctrl = StimCtrl.RUN | StimCtrl.AT | (StimCtrl.STIM1_EN if stim1 else 0)
+        restart, self._restart = self._restart, False
+        lead = self._lead if restart else 0
+        ctrl |= StimCtrl.RESTART if restart else 0
+        margin = None
+        for _ in range(8):
+            t0 = self.link.time()
+            t1 = self.link.time()
+            margin = max(round(ARM_MIN_S * self.tick_hz), 16 * (t1 - t0), 2 * (margin or 0))
+            at = -(-(t1 + margin) // ARM_ALIGN_TICKS) * ARM_ALIGN_TICKS
+            self.link.configure(RUN_AT_LO=at & 0xFFFFFFFF, RUN_AT_HI=at >> 32,
+                                STIM_LEAD=lead)
+            self.link.write(Reg.STIM_CTRL, ctrl)
+            self.wait_until(at + lead + 4 * self.stim_step)
+            if not self.link.read1(Reg.STIM_STATUS) & StimStatus.ARMED:
+                self.last_start = {"at": at, "lead": lead, "restart": restart}
+                return self.last_start
+            self.link.write(Reg.STIM_CTRL, 0)    # armed too late: it never starts
+        raise LinkError("the rig's clock passed every start time the host armed",
+                        hint="is the host so slow that the rig runs far ahead of it?")
 
     def halt(self):
         """Stop the pulse train (the pulses issued so far keep their windows)."""

@@ -11,6 +11,7 @@ so an interrupted capture keeps everything recorded so far.
 """
 
 import datetime
+import hashlib
 import sys
 import time
 from dataclasses import dataclass
@@ -69,6 +70,9 @@ def rig_meta(rig):
         "board": rig.info["board"],
         "simulation": rig.sim is not None,
         "tick_hz": rig.tick_hz,
+        # The SoC twin's firmware, so that a replay can tell it runs the same image.
+        **({"soc_image_sha256": hashlib.sha256(rig.sim.image).hexdigest()}
+           if rig.sim is not None and getattr(rig.sim, "image", None) else {}),
     }
 
 
@@ -86,6 +90,9 @@ def capture_meta(rig, settings, regs, mode, plan):
                      "requested_freq_hz": settings.freq,
                      "period_ticks": regs["period"], "high_ticks": regs["high"],
                      "count": regs["count"], "jitter_ticks": regs["jitter"],
+                     "seed": 1,
+                     **({"stim1_offset_ticks": regs["stim1_offset"]}
+                        if regs.get("stim1_offset") is not None else {}),
                      **({"burst": regs["burst"], "gap_ticks": regs["gap"]}
                         if regs.get("burst") else {})},
         "channels": list(plan.names),
@@ -95,6 +102,9 @@ def capture_meta(rig, settings, regs, mode, plan):
         "timeout_ticks": regs["timeout"],
         "mode": mode,
         "raw_events": False if mode == "statistics" else settings.raw_events,
+        "truth": bool(settings.truth) and mode != "statistics",
+        **({"raw_inputs": list(settings.raw_inputs)}
+           if settings.raw_inputs is not None and settings.raw_events else {}),
         "start_time": now(),
         **settings.extra,
     }
@@ -148,8 +158,12 @@ class CaptureRun:
         return False
 
     def finish(self, final):
-        """Close the file with ``final`` as its ``END`` object (``end_time`` added)."""
-        self.final = {**final, "end_time": final.get("end_time") or now()}
+        """Close the file with ``final`` as its ``END`` object (``end_time`` added, and
+        ``start``: where the rig armed the run, :attr:`Rig.last_start`, when it did)."""
+        start = getattr(self.rig, "last_start", None)
+        self.final = {**({"start": {f"{k}_ticks" if k != "restart" else k: v
+                                    for k, v in start.items()}} if start else {}),
+                      **final, "end_time": final.get("end_time") or now()}
         self.writer.close(final=self.final)
         self.progress.done()
         return self.final
