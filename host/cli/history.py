@@ -103,7 +103,7 @@ def show(history_db, figure, by, where, as_json):
     from ..history.query import format_rows, parse_pairs, show_rows
     if by is not None and figure is None:
         raise UsageError("--by needs --figure", hint="e.g. --figure isr.p99 --by kernel")
-    with History(history_db) as h:
+    with History(history_db, write=False) as h:
         rows = show_rows(h, figure, by, parse_pairs(where, "--where"))
     if as_json:
         click.echo(json.dumps(rows, indent=1))
@@ -137,7 +137,7 @@ def report(history_db, output, figures, by, where, confidence):
         confidence = check_confidence(confidence)
     except ValueError as e:
         raise UsageError(f"--confidence: {e}") from None
-    with History(history_db) as h:
+    with History(history_db, write=False) as h:
         out, size, steps = write_trend(h, output, list(figures) or None, by,
                                        parse_pairs(where, "--where"), confidence)
     click.echo(f"trend: {out} ({size / 1e6:.2f} MB, {steps} steps marked)", err=True)

@@ -10,7 +10,6 @@ back.
 
 import datetime
 import json
-import sqlite3
 from dataclasses import dataclass, field
 
 from .connect import HistoryError, connect
@@ -44,35 +43,45 @@ class Run:
     warnings: list = field(default_factory=list)
 
 
-def _errors():
-    errs = [sqlite3.DatabaseError]
-    try:
-        import psycopg
-        errs.append(psycopg.Error)
-    except ImportError:
-        pass
-    return tuple(errs)
-
-
 class History:
     """An open history (a context manager). ``where``: a path or a
-    ``postgresql://`` URL (default ``captures/history.sqlite``)."""
+    ``postgresql://`` URL (default ``captures/history.sqlite``). ``write``: open it
+    to record into — made when missing, brought up to this rtrig's schema, checked
+    writable; else to read only — nothing is made, migrated or changed, and a
+    history that is not there is :class:`HistoryError`."""
 
-    def __init__(self, where=None):
-        self.conn = connect(where)
+    def __init__(self, where=None, write=True):
+        self.conn = connect(where, write)
         self.where = self.conn.where
+        self.write = write
         try:
-            self._migrate()
+            self.schema = self._open()
         except HistoryError:
             self.conn.close()
             raise
-        except _errors() as e:
+        except self.conn.errors as e:
             self.conn.close()
-            if "locked" in str(e):
-                raise HistoryError(f"history {self.where} stayed locked by another writer "
-                                   "past the busy timeout") from None
-            raise HistoryError(f"{self.where} is not an rtrig history ({_first_line(e)})",
-                               hint="name another history, or move this one away") from None
+            raise self.conn.failure(e, "write" if write else "read", opening=True) from None
+
+    def _open(self):
+        """Check the database is a history (before anything is changed in it), then
+        for writing prepare it, migrate it and check it takes writes; returns its
+        schema version."""
+        version = self._check(self.version())
+        if not self.write:
+            self.conn.end_read()
+            if version == 0:
+                raise HistoryError(f"no history in {self.where} yet (it holds no tables)",
+                                   hint="a history begins with its first run: rtrig "
+                                        "history add FILE --history DB")
+            return version
+        self.conn.prepare_write()
+        if version != SCHEMA_VERSION:
+            self._migrate()
+        else:
+            self.conn.end_read()
+        self.conn.check_write()
+        return SCHEMA_VERSION
 
     def __enter__(self):
         return self
@@ -99,19 +108,17 @@ class History:
         if not tables:
             return 0
         if "rtrig_history" not in tables or "schema_migrations" not in tables:
-            raise HistoryError(f"{self.where} is not an rtrig history (it holds other "
+            raise HistoryError(f"history {self.where} is not an rtrig history (it holds other "
                                f"tables: {', '.join(sorted(tables)[:5])})",
                                hint="name another history, or move this one away")
         mark = self.conn.execute("SELECT format FROM rtrig_history").fetchall()
         if [r[0] for r in mark] != [FORMAT]:
-            raise HistoryError(f"{self.where} is not an rtrig history (its mark is {mark!r})")
+            raise HistoryError(f"history {self.where} is not an rtrig history (its mark is "
+                               f"{mark!r})", hint="name another history, or move this one away")
         row = self.conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0)
 
     def _migrate(self):
-        if self._check(self.version()) == SCHEMA_VERSION:
-            self._end_read()
-            return
         with self.conn.transaction():
             if self.conn.dialect == "postgresql":
                 self.conn.execute("SELECT pg_advisory_xact_lock(?)", (_PG_LOCK,))
@@ -137,10 +144,7 @@ class History:
         return version
 
     def _end_read(self):
-        """End the transaction a read opened (PostgreSQL opens one at the first
-        statement; SQLite reads outside of one)."""
-        if self.conn.dialect != "sqlite":
-            self.conn.raw.rollback()
+        self.conn.end_read()
 
     # --- writing -----------------------------------------------------------------------
 
@@ -149,8 +153,8 @@ class History:
         try:
             with self.conn.transaction():
                 return self._insert(run)
-        except _errors() as e:
-            raise HistoryError(f"cannot record into {self.where}: {_first_line(e)}") from None
+        except self.conn.errors as e:
+            raise self.conn.failure(e, "record into") from None
 
     def _insert(self, run):
         cur = self.conn.execute(
@@ -175,10 +179,8 @@ class History:
         """The rows of one query; a database that breaks under it is one line."""
         try:
             return self.conn.execute(sql, params).fetchall()
-        except _errors() as e:
-            raise HistoryError(f"cannot read {self.where}: {_first_line(e)}",
-                               hint="the history may be damaged; a copy made before "
-                                    "the damage reads again") from None
+        except self.conn.errors as e:
+            raise self.conn.failure(e, "read") from None
 
     def runs(self, where=None):
         """The runs matching ``where`` (``{key: value}`` of set-up fields and labels),
@@ -216,6 +218,12 @@ class History:
         self._end_read()
         return names
 
+    def label_keys(self):
+        """The keys of the labels the runs carry."""
+        keys = [r[0] for r in self._fetch("SELECT DISTINCT key FROM labels ORDER BY key")]
+        self._end_read()
+        return keys
+
     def figures(self, name, runs):
         """``{run id: (value, lo, hi, unit)}`` of figure ``name`` in ``runs``."""
         if not runs:
@@ -228,7 +236,7 @@ class History:
 
     def samples(self, channel, run_ids):
         """``{run id: samples dict}`` of ``channel`` in ``run_ids``."""
-        if not run_ids:
+        if not run_ids or self.schema < 2:     # read as it stands: no samples before 2
             return {}
         ids = set(run_ids)
         rows = self._fetch(
@@ -245,8 +253,3 @@ def _number(v):
 
 def _now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
-
-
-def _first_line(e):
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__

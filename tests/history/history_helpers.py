@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Synthetic captures of known content for the history's tests, written with the
-project's capture writer, and a runner of the ``rtrig`` command."""
+project's capture writer, a runner of the ``rtrig`` command, and whether the tests
+may mount file systems of their own (``unshare``)."""
+
+import shutil
+import subprocess
 
 import numpy as np
 
@@ -21,9 +25,9 @@ def meta(**extra):
     return m
 
 
-def write_capture(path, latencies, missed=0, **extra):
+def write_capture(path, latencies, missed=0, status="complete", **extra):
     """A capture of channel ``isr``: the answered ``latencies`` (ticks), then
-    ``missed`` missed pulses."""
+    ``missed`` missed pulses; closed with end ``status``."""
     m = meta(**extra)
     n = len(latencies) + missed
     rec = np.zeros(n, dtype=LATENCY_DTYPE)
@@ -34,7 +38,7 @@ def write_capture(path, latencies, missed=0, **extra):
     rec["flags"][len(latencies):] = ChanFlags.MISSED
     with CaptureWriter(path, m) as w:
         w.array(b"LATR", rec)
-        w.close(final={"status": "complete"})
+        w.close(final={"status": status})
     return path
 
 
@@ -67,3 +71,13 @@ def rtrig(capsys, *args):
         code = e.code
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+def unshare_works():
+    """Can a shell mount a tmpfs in a mount namespace of its own (``unshare -rm``:
+    a user namespace, so also without root)? The mount is gone when it ends."""
+    if shutil.which("unshare") is None:
+        return False
+    r = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
+                       capture_output=True, timeout=30)
+    return r.returncode == 0

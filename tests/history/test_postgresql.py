@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The history on a real PostgreSQL server (conftest.py starts one): the same runs
 give the same ``history show`` output as in SQLite; two processes writing at once
-lose nothing; a failed write leaves no half run; a foreign database is refused."""
+lose nothing; a failed write leaves no half run; a foreign database is refused; a
+role that may only read reads and is refused writes before a run; reading an empty
+database makes nothing."""
 
 import json
 import multiprocessing
@@ -101,3 +103,37 @@ def test_a_foreign_database_and_a_server_not_there_are_one_line(pg_url, capsys):
     code, _, err = rtrig(capsys, "history", "show", "--history", gone)
     assert code == 2 and err.startswith("error: cannot open history postgresql://") and \
         "nosuchdb_" in err and len(err.splitlines()) == 1
+
+
+def test_a_role_that_may_only_read_reads_and_is_refused_writes(pg_url, tmp_path, capsys):
+    """A role with SELECT only: show answers; add, and a capture before its run, are
+    refused naming the permission, and nothing is recorded."""
+    import psycopg
+    path = write_capture(tmp_path / "c.rtrig", np.arange(1000, 1100))
+    code, _, err = rtrig(capsys, "history", "add", path, "--history", pg_url)
+    assert code == 0, err
+    role = "reader_" + pg_url.split("/h_")[1].split("?")[0]     # roles are the server's
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        con.execute(f"CREATE ROLE {role} LOGIN")
+        con.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+    reader = pg_url.replace("postgresql://postgres@", f"postgresql://{role}@")
+    assert json.loads(_show(capsys, reader, "--json"))[0]["source"] == str(path)
+    for args in (["history", "add", path], ["capture", "--sim", "--target", "model",
+                                            "--count", "10", "-o", tmp_path / "x.rtrig"]):
+        code, out, err = rtrig(capsys, *args, "--history", reader)
+        assert code == 2 and out == "", err
+        assert err.startswith(f"error: cannot write history postgresql://{role}@") and \
+            f"permission denied (user {role} may not insert into runs, labels, figures, " \
+            "samples)" in err.splitlines()[0], err
+    assert not (tmp_path / "x.rtrig").exists()
+    assert len(json.loads(_show(capsys, pg_url, "--json"))) == 1
+
+
+def test_reading_an_empty_database_makes_nothing(pg_url, capsys):
+    import psycopg
+    code, out, err = rtrig(capsys, "history", "show", "--history", pg_url)
+    assert code == 2 and err.startswith("error: no history in postgresql://") and \
+        "yet (it holds no tables)" in err, err
+    with psycopg.connect(pg_url) as con:
+        assert con.execute("SELECT COUNT(*) FROM information_schema.tables WHERE "
+                           "table_schema = 'public'").fetchone()[0] == 0
