@@ -5,11 +5,12 @@ trends (:mod:`rtrig.host.history`); and :func:`recording`, which gives ``capture
 
 import functools
 import json
+import os
 from pathlib import Path
 
 import click
 
-from .options import CONTEXT
+from .options import CONTEXT, default_path
 
 __all__ = ["history", "recording", "history_option"]
 
@@ -35,26 +36,62 @@ def _where_option(f):
 
 def recording(f):
     """Give a measuring command ``--history DB`` and ``--label``: the history is
-    opened (and checked) before the run, and the capture the command returns is
-    recorded when it finishes."""
+    opened (and checked writable) before the run, and the run is recorded when it
+    ends — also when it ends with an error or a stop signal after its file was
+    begun (a lost link, Ctrl-C): then with the end status its file holds, as
+    ``history add`` of that file records it, or ``failed`` for a file complete in
+    itself; or a line says why it is not."""
     @functools.wraps(f)
     def command(*args, history_db, labels, **kwargs):
-        from ..history import History
+        from ...errors import RtrigError, UsageError
+        from ..history import History, HistoryError
         from ..history.query import parse_pairs
         labels = parse_pairs(labels, "--label")
         if history_db is None:
             if labels:
-                from ...errors import UsageError
                 raise UsageError("--label applies with --history only")
             return f(*args, **kwargs)
         History(history_db).close()               # a bad history fails before the run
-        res = f(*args, **kwargs)
-        _record_paths([res.path], history_db, labels)
+        if "output" in kwargs and kwargs["output"] is None:
+            kwargs["output"] = default_path(f.__name__)     # named now, for a cut-off run
+        before = _stamp(kwargs.get("output"))
+        try:
+            res = f(*args, **kwargs)
+        except (RtrigError, OSError, KeyboardInterrupt):
+            _record_cut_off(kwargs.get("output"), before, history_db, labels)
+            raise
+        try:
+            _record_paths([res.path], history_db, labels)
+        except HistoryError as e:
+            raise HistoryError(str(e), hint=f"the run is kept in {res.path}: rtrig history "
+                                            f"add {res.path} records it later") from None
         return res
     return history_option(label_option(command))
 
 
-def _record_paths(paths, where, labels):
+def _stamp(path):
+    """What tells a file rewritten from the one there before: ``None`` when none."""
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError):
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def _record_cut_off(path, before, where, labels):
+    """Record the file of a run that ended with an error, if the run wrote one."""
+    from ...errors import RtrigError
+    if _stamp(path) in (None, before):
+        return                                    # the run ended before its file began
+    try:
+        _record_paths([path], where, labels, failed=True)
+    except (RtrigError, OSError) as e:
+        click.echo(f"history: the run in {path} is not recorded: {e}", err=True)
+
+
+def _record_paths(paths, where, labels, failed=False):
+    """Record the runs of ``paths``; ``failed``: the command that made them ended
+    with an error, so a file complete in itself is recorded ``failed``."""
     from ..history import History, runs_of_file
     ids = []
     with History(where) as h:
@@ -62,9 +99,12 @@ def _record_paths(paths, where, labels):
             for run in runs_of_file(p, labels):
                 for w in run.warnings:
                     click.echo(f"warning: {w}", err=True)
+                if failed and run.status == "complete":
+                    run.status = "failed"
                 ids.append(h.record(run))
+                status = "" if run.status == "complete" else f", status {run.status}"
                 click.echo(f"history: run {ids[-1]} ({run.kind}, {run.source}) recorded "
-                           f"into {h.where}", err=True)
+                           f"into {h.where}{status}", err=True)
     return ids
 
 
