@@ -13,13 +13,20 @@ messages): the reference is the pooled samples of those runs
 (:func:`rtrig.host.history.steps.pool`). With no such run yet, the gate has nothing
 to hold the capture to: the test runs ungated, with a warning, and its runs start
 the history.
+
+A history the session cannot record into (a read-only file or folder, a full
+device, a role without ``INSERT``) is an error of each test that uses the rig,
+before it runs; a test whose runs cannot be recorded after all fails, naming why:
+with ``--rtrig-history`` a run is recorded or the session says it is not, never
+only in a warning.
 """
 
 import re
 
 from .budget import Baseline, BudgetError, load_baselines, parse_budget
 
-__all__ = ["parse_marker", "load_all", "labels_of_test", "record_test", "HISTORY_KEY"]
+__all__ = ["parse_marker", "load_all", "labels_of_test", "record_test", "check_writable",
+           "HISTORY_KEY"]
 
 #: How a history gate names its reference (``Limit.baseline``).
 HISTORY_KEY = "history: last {n} passed runs with the test's labels"
@@ -55,7 +62,8 @@ def parse_marker(kwargs, folder, db):
 
 
 def labels_of_test(config, nodeid):
-    """The labels of a test's runs: ``test`` and each ``--rtrig-label``."""
+    """The labels of a test's runs: ``test`` and each ``--rtrig-label``; of a key
+    given twice the last (pytest's way: the command line overrides ``addopts``)."""
     from ..history.store import SETUP_FIELDS
     labels = {"test": nodeid}
     for item in config.getoption("rtrig_label", None) or ():
@@ -67,6 +75,17 @@ def labels_of_test(config, nodeid):
                               "records itself; name the label otherwise")
         labels[key.strip()] = value.strip()
     return labels
+
+
+def check_writable(db):
+    """:class:`BudgetError` when the history ``db`` cannot be recorded into (missing
+    is fine: the first run makes it): said before a test runs, not after."""
+    from ..history import History, HistoryError
+    try:
+        History(db).close()
+    except HistoryError as e:
+        raise BudgetError(f"--rtrig-history: {e}" + (f" ({e.hint})" if e.hint else "")) \
+            from None
 
 
 def load_all(limits, db, labels):

@@ -24,8 +24,10 @@ def pytest_runtest_setup(item):
     from .history_gate import labels_of_test, load_all, parse_marker
     limits, problem = [], None
     db = item.config.getoption("rtrig_history", None)
+    if db is not None and "rtrig" in getattr(item, "fixturenames", ()):
+        problem = _history_problem(item.config, db)
     folder = Path(str(getattr(item, "path", None) or item.fspath)).parent
-    for m in item.iter_markers(MARKER):
+    for m in item.iter_markers(MARKER) if problem is None else ():
         if m.args:
             raise pytest.UsageError(f"{item.nodeid}: {MARKER} takes keywords only "
                                     "(e.g. p99='5us')")
@@ -57,7 +59,10 @@ def pytest_runtest_call(item):
     except BaseException:
         if t is not None:
             record_properties(item, t)
-            _record_history(item, t, "failed")
+            problem = _record_history(item, t, "failed")
+            if problem:         # the test's own failure stands; the loss is said beside it
+                item.add_report_section("call", "rtrig", problem)
+                item.warn(pytest.PytestWarning(problem))
         raise
     if t is None:
         return result
@@ -73,17 +78,39 @@ def pytest_runtest_call(item):
         for g in gates:
             item.user_properties += g.properties()
         item.user_properties.append(("rtrig.budget", "failed" if bad else "met"))
-        _record_history(item, t, "failed" if bad else "complete")
-        if bad:
-            pytest.fail("\n".join(v.message for v in bad), pytrace=False)
+        problem = _record_history(item, t, "failed" if bad else "complete")
+        messages = [v.message for v in bad] + ([problem] if problem else [])
+        if messages:
+            pytest.fail("\n".join(messages), pytrace=False)
     else:
-        _record_history(item, t, "complete")
+        problem = _record_history(item, t, "complete")
+        if problem:
+            pytest.fail(problem, pytrace=False)
     return result
+
+
+#: The session's verdict on its ``--rtrig-history``: the problem, or "" (writable).
+_HISTORY_CHECKED = pytest.StashKey()
+
+
+def _history_problem(config, db):
+    """Why the tests' runs could not be recorded into ``db`` (checked once a session,
+    :func:`rtrig.host.integrations.history_gate.check_writable`), or None."""
+    if _HISTORY_CHECKED not in config.stash:
+        from .budget import BudgetError
+        from .history_gate import check_writable
+        try:
+            check_writable(db)
+            config.stash[_HISTORY_CHECKED] = ""
+        except BudgetError as e:
+            config.stash[_HISTORY_CHECKED] = str(e)
+    return config.stash[_HISTORY_CHECKED] or None
 
 
 def _record_history(item, t, status):
     """With ``--rtrig-history``: the test's runs into the history
-    (:func:`rtrig.host.integrations.history_gate.record_test`)."""
+    (:func:`rtrig.host.integrations.history_gate.record_test`); returns why they are
+    not, or None."""
     db = item.config.getoption("rtrig_history", None)
     if db is not None and (t.captures or t.sweeps):
         from ...errors import RtrigError
@@ -91,8 +118,9 @@ def _record_history(item, t, status):
         from .history_gate import labels_of_test, record_test
         try:
             record_test(db, labels_of_test(item.config, item.nodeid), t, status)
-        except (RtrigError, BudgetError) as e:
-            item.warn(pytest.PytestWarning(f"rtrig: not recorded into {db}: {e}"))
+        except (RtrigError, BudgetError, OSError) as e:
+            return f"rtrig: the test's runs are not recorded into {db}: {e}"
+    return None
 
 
 def _warnings(t):

@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """No run is lost without a word: a command with ``--history`` that ends with an
 error or a stop signal after its file was begun (a lost link, Ctrl-C, SIGTERM)
-records the run with the end status its file holds, or says why it does not."""
+records the run with the end status its file holds, or says why it does not; and
+the pytest plugin fails, not warns, when a test's runs cannot be recorded — before
+the test runs when the history cannot be written at all."""
 
+import os
 import signal
 import sqlite3
 import subprocess
@@ -14,7 +17,7 @@ from types import SimpleNamespace
 import click
 import numpy as np
 import pytest
-from history_helpers import write_capture
+from history_helpers import rtrig, unshare_works, write_capture
 
 from rtrig.errors import Interrupted, LinkError, SimulationError
 from rtrig.host.cli.history import recording
@@ -135,3 +138,52 @@ def test_a_simulated_capture_stopped_by_sigterm_is_recorded(tmp_path):
     assert run["status"] == "interrupted"
     with History(db, write=False) as h:
         assert h.figures("isr.p50", [run])[run["id"]][0] == 1000
+
+
+# --- the pytest plugin --------------------------------------------------------------------
+
+TEST_FILE = '''
+import os
+import sqlite3
+
+def test_loop(rtrig):
+    rtrig.capture(freq="20k", count=100, target="loopback", delay="1us")
+    if os.environ.get("REPLACE_HISTORY"):       # the history turns foreign meanwhile
+        if os.path.exists("h.sqlite"):
+            os.unlink("h.sqlite")
+        sqlite3.connect("h.sqlite").execute("CREATE TABLE customers (id INTEGER)")
+'''
+
+
+def _pytest(folder, *args, env=None, wrap=()):
+    return subprocess.run([*wrap, sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                           "-p", "no:xdist", "--rtrig-sim", *args, "test_loop.py"],
+                          cwd=folder, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(env or {})})
+
+
+def test_a_test_whose_runs_are_not_recorded_fails(tmp_path):
+    (tmp_path / "test_loop.py").write_text(TEST_FILE)
+    r = _pytest(tmp_path, "--rtrig-history", "h.sqlite", env={"REPLACE_HISTORY": "1"})
+    assert r.returncode == 1 and "1 failed" in r.stdout, r.stdout + r.stderr
+    assert "rtrig: the test's runs are not recorded into h.sqlite: history h.sqlite is not " \
+           "an rtrig history" in r.stdout, r.stdout
+
+
+def test_a_history_the_session_cannot_write_is_an_error_before_the_test(tmp_path, capsys):
+    if not unshare_works():
+        pytest.skip("needs unshare -rm with tmpfs mounts (user namespaces)")
+    (tmp_path / "test_loop.py").write_text(TEST_FILE)
+    write_capture(tmp_path / "c.rtrig", np.arange(100))
+    code, _, err = rtrig(capsys, "history", "add", tmp_path / "c.rtrig", "--history",
+                         tmp_path / "h.sqlite")
+    assert code == 0, err
+    (tmp_path / "m").mkdir()
+    script = ("mount -t tmpfs tmpfs m && cp h.sqlite m/ && mount -o remount,ro m && "
+              'exec "$@"')
+    r = _pytest(tmp_path, "--rtrig-history", "m/h.sqlite",
+                wrap=("unshare", "-rm", "sh", "-c", script, "sh"))
+    assert r.returncode == 1 and "1 error" in r.stdout, r.stdout + r.stderr
+    assert "--rtrig-history: cannot write history m/h.sqlite: Read-only file system" \
+        in r.stdout, r.stdout
+    assert "ERROR at setup of test_loop" in r.stdout, r.stdout
