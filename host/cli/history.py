@@ -143,8 +143,9 @@ def show(history_db, figure, by, where, as_json):
     from ..history.query import format_rows, parse_pairs, show_rows
     if by is not None and figure is None:
         raise UsageError("--by needs --figure", hint="e.g. --figure isr.p99 --by kernel")
+    where = parse_pairs(where, "--where")
     with History(history_db, write=False) as h:
-        rows = show_rows(h, figure, by, parse_pairs(where, "--where"))
+        rows = show_rows(h, figure, by, where)
     if as_json:
         click.echo(json.dumps(rows, indent=1))
     else:
@@ -154,7 +155,8 @@ def show(history_db, figure, by, where, as_json):
 @history.command("report", context_settings=CONTEXT)
 @history_option
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              default="trend.html", show_default=True, help="HTML file to write.")
+              default="trend.html", show_default=True,
+              help="HTML file to write, or - for stdout.")
 @click.option("--figure", "figures", multiple=True, metavar="NAME",
               help="A figure to draw (repeatable) [default: each channel's p50, p99, "
                    "p99.99, max and missed, the sweeps' and the suites' figures].")
@@ -169,6 +171,7 @@ def report(history_db, output, figures, by, where, confidence):
     the runs with its bounds, and every step between consecutive groups that
     `rtrig compare`'s rule calls higher or lower."""
     from ...errors import UsageError
+    from ...outputs import check_output
     from ..bounds import check_confidence
     from ..history import History
     from ..history.query import parse_pairs
@@ -177,8 +180,13 @@ def report(history_db, output, figures, by, where, confidence):
         confidence = check_confidence(confidence)
     except ValueError as e:
         raise UsageError(f"--confidence: {e}") from None
+    where = parse_pairs(where, "--where")
+    if str(output) != "-":
+        check_output(output)                      # before the history is read
     with History(history_db, write=False) as h:
-        out, size, steps = write_trend(h, output, list(figures) or None, by,
-                                       parse_pairs(where, "--where"), confidence)
-    click.echo(f"trend: {out} ({size / 1e6:.2f} MB, {steps} steps marked)", err=True)
-    click.echo(str(out))
+        out, size, steps = write_trend(h, output, list(figures) or None, by, where,
+                                       confidence)
+    click.echo(f"trend: {out or 'stdout'} ({size / 1e6:.2f} MB, {steps} steps marked)",
+               err=True)
+    if out is not None:
+        click.echo(str(out))

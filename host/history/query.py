@@ -9,23 +9,47 @@ from ...errors import UsageError
 from ...units import format_hz
 from .store import SETUP_FIELDS
 
-__all__ = ["parse_pairs", "group_of", "groups", "show_rows", "format_rows", "format_value"]
+__all__ = ["parse_pairs", "check_keys", "group_of", "groups", "show_rows", "format_rows",
+           "format_value"]
 
 
 def parse_pairs(items, option):
-    """``{key: value}`` of ``KEY=VALUE`` strings, or :class:`UsageError`."""
+    """``{key: value}`` of ``KEY=VALUE`` strings, or :class:`UsageError`. A key
+    given twice is refused: a run holds one value per label (the labels table's key
+    is the run and the label's key), and two ``--where`` of one key match nothing."""
     out = {}
     for item in items or ():
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"{option} {item!r}: expected KEY=VALUE",
                              hint=f"e.g. {option} kernel=6.12.117-rt")
+        if key.strip() in out:
+            raise UsageError(f"{option} {item!r}: {key.strip()} is given twice (first "
+                             f"{key.strip()}={out[key.strip()]})",
+                             hint=f"a run has one value of each label: give {option} "
+                                  f"{key.strip()}=… once")
         if option == "--label" and key.strip() in SETUP_FIELDS:
             raise UsageError(f"--label {item!r}: {key.strip()} is a set-up field the run "
                              "records itself", hint="name the label otherwise, e.g. "
                              f"--label rig_{key.strip()}={value.strip()}")
         out[key.strip()] = value.strip()
     return out
+
+
+def check_keys(history, where=None, by=None):
+    """:class:`UsageError` naming a ``--where`` or ``--by`` key that is neither a
+    set-up field nor a label of any run, with the keys there are."""
+    asked = [("--where", k, f"{k}={v}") for k, v in (where or {}).items()]
+    asked += [("--by", by, by)] if by is not None else []
+    unknown = [a for a in asked if a[1] not in SETUP_FIELDS]
+    if not unknown:
+        return
+    labels = history.label_keys()
+    for opt, key, shown in unknown:
+        if key not in labels:
+            raise UsageError(f"{opt} {shown}: no run has a label or set-up field {key!r}",
+                             hint=f"set-up fields: {', '.join(SETUP_FIELDS)}; labels: "
+                                  + (", ".join(labels) if labels else "none recorded"))
 
 
 def group_of(run, by):
@@ -70,6 +94,7 @@ def _bounds(lo, hi, unit):
 
 def show_rows(history, figure=None, by=None, where=None):
     """The rows ``history show`` prints, as JSON-able dicts."""
+    check_keys(history, where, by)
     runs = history.runs(where)
     if figure is None:
         return [{"id": r["id"], "recorded_at": r["recorded_at"], "kind": r["kind"],

@@ -12,11 +12,12 @@ dashed line at every step with its verdict above it.
 
 import datetime
 import html
+import sys
 
 from ...errors import UsageError
 from ...outputs import atomic_output, check_output
 from ..report.figures import PALETTE, figure_json
-from .query import format_value, group_of, groups
+from .query import check_keys, format_value, group_of, groups
 from .steps import judge, steps
 
 __all__ = ["build_trend", "write_trend", "default_figures"]
@@ -119,6 +120,7 @@ def build_trend(history, figures=None, by=None, where=None, confidence=0.95):
     """``(html, steps marked)``: the trend page of ``history``'s runs."""
     import plotly
     import plotly.offline
+    check_keys(history, where, by)
     runs = history.runs(where)
     if not runs:
         raise UsageError("no run in the history matches", hint="rtrig history show lists them")
@@ -182,10 +184,15 @@ def _page(history, runs, by, parts, rows, confidence, plotly):
 
 
 def write_trend(history, output, figures=None, by=None, where=None, confidence=0.95):
-    """Write the trend page to ``output``: ``(path, bytes, steps marked)``."""
-    out = check_output(output)
+    """Write the trend page to ``output`` (a path, or ``-`` for stdout): ``(path, or
+    None for stdout; bytes; steps marked)``."""
+    out = None if str(output) == "-" else check_output(output)
     text, marked = build_trend(history, figures, by, where, confidence)
     data = text.encode("utf-8")
+    if out is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return None, len(data), marked
     with atomic_output(out) as f:
         f.write(data)
     return out, len(data), marked
