@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .errors import RtrigError, UsageError
 
-__all__ = ["check_output", "check_output_dir", "check_input", "atomic_output"]
+__all__ = ["check_output", "check_output_dir", "check_input", "read_input", "atomic_output"]
 
 
 def check_output(path):
@@ -79,6 +79,31 @@ def check_input(path, error=UsageError):
     if not stat.S_ISREG(st.st_mode):
         raise error(f"cannot read {p}: it is {_kind(st.st_mode)}, not a regular file")
     return p
+
+
+def read_input(path, limit, what, error=UsageError, count=None):
+    """The bytes of the regular file ``path`` (``what`` it should be, for the errors):
+    a FIFO, device, socket or folder is refused before it is opened (a FIFO would
+    block, a device never end), a file over ``limit`` bytes before any byte is read,
+    and never more than the file's size when it was opened is read (a file still
+    growing is read to there): ``count`` bytes at most when given."""
+    p = check_input(path, error)
+    try:
+        # O_NONBLOCK: a FIFO put in the file's place since the check cannot block here
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise error(f"cannot read {p}: {e.strerror or e}") from e
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"cannot read {p}: it is {_kind(st.st_mode)}, not a regular file")
+        if st.st_size > limit:
+            raise error(f"{p} is {st.st_size} bytes, more than {what} can be "
+                        f"(at most {limit})")
+        try:
+            return f.read(st.st_size if count is None else min(count, st.st_size))
+        except OSError as e:
+            raise error(f"cannot read {p}: {e.strerror or e}") from e
 
 
 def _kind(mode):
