@@ -8,6 +8,7 @@ import numpy as np
 
 from ...channels import CHANNEL_HELP, SOURCE_NAMES
 from ...errors import UsageError
+from ...protocol import STIM_INPUT
 
 __all__ = ["parse_stages", "stage_times"]
 
@@ -27,6 +28,18 @@ def parse_stages(spec):
     if not out:
         raise UsageError("--stages names no edge", hint="e.g. --stages marker1+,marker2+")
     return out
+
+
+#: Each raw event input's name in a stage (``SOURCE_NAMES``' first name for it).
+_INPUT_NAMES = {0: "isr", 1: "app", 2: "heartbeat", 3: "marker0", 4: "marker1",
+                5: "marker2", STIM_INPUT[0]: "stim0", STIM_INPUT[1]: "stim1"}
+
+
+def _edges_held(ev):
+    """The edges among the raw events ``ev``, as stages name them: ``"isr+, isr-"``."""
+    codes = np.unique(ev["input"].astype(np.int64) * 2 + (1 - ev["rising"].astype(np.int64)))
+    held = [(int(c) // 2, int(c) % 2 == 0) for c in codes]          # rising first
+    return ", ".join(_INPUT_NAMES.get(i, f"input{i}") + ("+" if r else "-") for i, r in held)
 
 
 def _pulse_starts(cap):
@@ -49,6 +62,11 @@ def stage_times(cap, stages):
     out = {}
     for name, src, rising in stages:
         sel = ev[(ev["input"] == src) & (ev["rising"] == int(rising))]
+        if not len(sel):
+            raise UsageError(f"{cap.path} has no {name} edge in its raw events (it has: "
+                             f"{_edges_held(ev) or 'none'})",
+                             hint="name the edges the firmware marks, e.g. --stages "
+                                  "marker1+")
         t = np.sort(sel["t"].astype(np.int64))
         i = np.searchsorted(t, starts, side="left")
         got = np.where(i < len(t), t[np.minimum(i, len(t) - 1)], np.iinfo(np.int64).max)
