@@ -12,11 +12,6 @@ from .options import CONTEXT
 __all__ = ["explain"]
 
 
-def _default_elf():
-    from ...firmware import FIRMWARE_DIR
-    return FIRMWARE_DIR / "build" / "rtrig-soc" / "rt_test.elf"
-
-
 def _us(ex, cycles):
     return f"{ex.ns(cycles) / 1000:8.3f} µs"
 
@@ -72,7 +67,8 @@ def _print_stages_only(cap, times, worst, pulses, channels):
 @click.command(context_settings=CONTEXT, no_args_is_help=True)
 @click.argument("capture", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--elf", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="The firmware's ELF [default: the rt_test build's].")
+              default=None, help="The firmware's ELF [default: the build's ELF of "
+                                 "the image the capture ran].")
 @click.option("--recording", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="The SoC twin's recording [default: CAPTURE with .rec].")
 @click.option("--worst", "-n", type=click.IntRange(min=1), default=5, show_default=True,
@@ -92,7 +88,7 @@ def explain(capture, elf, recording, worst, pulses, channels, functions, stages)
     latency split into functions and categories, from the twin's recording of every
     retired instruction (run the capture with RTRIG_SOC_RECORD=CAPTURE.rec)."""
     from ...capture import load
-    from ..explain.capture import default_recording, explain_capture
+    from ..explain.capture import AUTO_ELF, default_recording, explain_capture
     from ..explain.stages import parse_stages, stage_times
     spec = parse_stages(stages) if stages is not None else None
     cap = load(capture)
@@ -101,8 +97,9 @@ def explain(capture, elf, recording, worst, pulses, channels, functions, stages)
     if spec and (not recorded or (cap.meta.get("target") or {}).get("kind") != "soc"):
         _print_stages_only(cap, times, worst, list(pulses) or None, list(channels) or None)
         return
-    items = explain_capture(capture, elf or _default_elf(), recording, worst,
-                            list(pulses) or None, list(channels) or None)
+    items = explain_capture(capture, elf or AUTO_ELF, recording, worst,
+                            list(pulses) or None, list(channels) or None,
+                            warn=lambda m: click.echo(f"warning: {m}", err=True))
     for item in items:
         _print_pulse(item, functions)
         if times is not None:

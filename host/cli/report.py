@@ -12,13 +12,6 @@ from .options import CONTEXT
 __all__ = ["report", "export"]
 
 
-def _default_elf():
-    """The rt_test build's ELF, when it exists (the SoC twin's default firmware)."""
-    from ...firmware import FIRMWARE_DIR
-    elf = FIRMWARE_DIR / "build" / "rtrig-soc" / "rt_test.elf"
-    return elf if elf.exists() else None
-
-
 @click.command(context_settings=CONTEXT, no_args_is_help=True)
 @click.argument("captures", nargs=-1, required=True,
                 type=click.Path(dir_okay=False, path_type=Path))
@@ -28,7 +21,8 @@ def _default_elf():
 @click.option("--elf", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="The SoC firmware's ELF: with a SoC-twin recording beside "
                                  "a capture (CAPTURE.rec), the section \"Why the slowest "
-                                 "pulses were slow\" [default: the rt_test build's].")
+                                 "pulses were slow\" [default: the build's ELF of the image "
+                                 "each capture ran].")
 @click.option("--stages", default=None, metavar="EDGES",
               help="Marker edges as stages, e.g. marker1+,marker2+: a table of the time "
                    "from the stimulus to each (captures with --raw).")
@@ -49,7 +43,7 @@ def report(captures, output, title, elf, stages):
         from ..explain.stages import parse_stages
         parse_stages(stages)             # a bad spec before any work
     out, size = write_report(captures, output, title=title, cyclictest=histograms,
-                             elf=elf or _default_elf(), stages=stages)
+                             elf=elf or "auto", stages=stages)
     click.echo(f"report: {out} ({size / 1e6:.2f} MB, {time.perf_counter() - t:.1f} s)",
                err=True)
     click.echo(str(out))
@@ -70,7 +64,8 @@ def report(captures, output, title, elf, stages):
               help="cyclictest: number of 1 µs buckets [default: up to the maximum].")
 @click.option("--elf", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="trace: the SoC firmware's ELF, for the CPU's spans "
-                                 "[default: the rt_test build's, when it exists].")
+                                 "[default: the build's ELF of the image the capture ran, "
+                                 "when there is one].")
 @click.option("--stages", default=None, metavar="EDGES",
               help="trace: marker edges as stages, e.g. marker1+,marker2+ (a capture "
                    "with --raw): a track per stage.")
@@ -88,8 +83,9 @@ def export(capture, fmt, output, buckets, elf, stages):
     if (elf is not None or stages is not None) and fmt != "trace":
         raise UsageError("--elf and --stages apply to --format trace only")
     if fmt == "trace":
-        options["elf"] = elf or _default_elf()
+        options["elf"] = elf or "auto"
         options["stages"] = stages
+        options["warn"] = lambda m: click.echo(f"warning: {m}", err=True)
     from ...outputs import check_output
     from ..analysis import answered_counts, capture_warnings
     if output is None:

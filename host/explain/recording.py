@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import UsageError
+from ...outputs import read_input
 
 __all__ = ["RECORD_DTYPE", "Recording", "load_recording", "FLAG_MIE", "FLAG_TRAP",
-           "FLAG_EXC", "FLAG_EDGE", "SOC_HZ"]
+           "FLAG_EXC", "FLAG_EDGE", "SOC_HZ", "MAX_RECORDING_BYTES", "check_entries"]
 
 #: One entry: ``t`` the SoC cycle; ``aux`` the instruction word (a retired
 #: instruction) or the rig cycle (an edge); ``pc``; ``flags``.
@@ -62,18 +63,54 @@ def _ticks_per_cycle(cyc, stim_t):
     return (1, 2, 4, 8)[int(np.argmax(counts))]
 
 
+#: The largest recording rtrig reads (it is read whole): 4 GiB, some 300 000 pulses at
+#: the default windows (about 13 KB each, docs/explain.md).
+MAX_RECORDING_BYTES = 1 << 32
+#: The flags an entry can have (harness.cpp): MIE, trap, exception, the cause code in
+#: bits 8..11, edge.
+_FLAGS = FLAG_MIE | FLAG_TRAP | FLAG_EXC | 0xF00 | FLAG_EDGE
+#: Past this, a SoC cycle is not one: 2^62 cycles of 20 ns are 2900 years.
+_MAX_CYCLE = 1 << 62
+
+
 def load_recording(path):
-    """Read a recording file; :class:`UsageError` (one line) when it is not one."""
+    """Read a recording file; :class:`UsageError` (one line) when it is not one, or
+    is damaged (:func:`check_entries`). Only a regular file is read, and at most
+    :data:`MAX_RECORDING_BYTES`."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise UsageError(f"cannot read the recording {path}: {e.strerror}") from e
+    raw = read_input(path, MAX_RECORDING_BYTES, "a SoC twin recording")
     if len(raw) % RECORD_DTYPE.itemsize:
         raise UsageError(f"{path} is not a SoC twin recording (size "
                          f"{len(raw)} is not a multiple of {RECORD_DTYPE.itemsize})")
     entries = np.frombuffer(raw, dtype=RECORD_DTYPE)
+    if not len(entries):
+        raise UsageError(f"{path} is empty: no pulse was recorded")
     edges = np.flatnonzero(entries["flags"] & FLAG_EDGE)
-    if len(entries) and not len(edges):
+    if not len(edges):
         raise UsageError(f"{path} holds no STIM0 edge: no pulse was recorded")
+    check_entries(path, entries, edges)
     return Recording(entries, edges)
+
+
+def check_entries(path, entries, edges):
+    """Refuse, in one line naming the first damaged entry, a recording whose entries
+    the twin cannot have written: SoC cycles that go back or are out of range, flags
+    it never sets, edges whose rig cycles do not rise."""
+    t = entries["t"]
+    bad = [("its SoC cycle is past any run's", np.flatnonzero(t >= _MAX_CYCLE)),
+           ("its SoC cycle is before the entry's before it",
+            np.flatnonzero(t[1:] < t[:-1]) + 1),
+           ("its flags are none the twin writes",
+            np.flatnonzero(entries["flags"] & ~np.uint32(_FLAGS))),
+           ("it is an edge with a program counter",
+            edges[entries["pc"][edges] != 0])]
+    cyc = entries["aux"][edges]
+    bad += [("its edge's rig cycle is past any run's", edges[cyc >= _MAX_CYCLE]),
+            ("its edge's rig cycle is not after the edge's before it",
+             edges[1:][cyc[1:] <= cyc[:-1]])]
+    found = [(int(at[0]), why) for why, at in bad if len(at)]
+    if found:
+        i, why = min(found)
+        raise UsageError(f"{path} is damaged at entry {i} (byte "
+                         f"{i * RECORD_DTYPE.itemsize}): {why}",
+                         hint="record the run again (docs/explain.md)")

@@ -1,16 +1,26 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The firmware's functions and lines, from its ELF through the toolchain's ``nm`` and
-``addr2line`` (binutils: ``riscv64-unknown-elf-`` by default, ``$RV_CROSS`` to change)."""
+``addr2line`` (binutils: ``riscv64-unknown-elf-`` by default, ``$RV_CROSS`` to change),
+and the RAM image it makes (``objcopy -O binary``, as firmware/Makefile makes the
+``.bin``), to tell whether it is the firmware a capture ran."""
 
 import bisect
+import hashlib
 import os
 import shutil
+import signal
 import subprocess
+import tempfile
 from pathlib import Path
 
 from ...errors import ToolchainError, UsageError
+from ...outputs import read_input
 
-__all__ = ["Symbols"]
+__all__ = ["Symbols", "image_sha256", "MAX_ELF_BYTES"]
+
+#: The largest firmware ELF rtrig reads: the SoC's RAM is 64 KiB; its ELF with
+#: symbols and line tables is about 85 KB.
+MAX_ELF_BYTES = 64 << 20
 
 
 def _tool(name):
@@ -21,11 +31,54 @@ def _tool(name):
     return exe
 
 
-def _run(args):
-    proc = subprocess.run(args, capture_output=True, text=True)
+def _run(args, elf, **kw):
+    """Run a binutils tool on the ELF ``elf``; its last line of complaint, in one line,
+    when it fails (a cut or foreign ELF)."""
+    proc = subprocess.run(args, capture_output=True, text=True, **kw)
     if proc.returncode != 0:
-        raise UsageError(f"{args[0]}: {proc.stderr.strip().splitlines()[-1:] or 'failed'}")
+        said = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+        why = said[-1] if said else f"{Path(args[0]).name} failed ({proc.returncode})"
+        raise UsageError(f"cannot read the firmware ELF {elf}: {why}",
+                         hint="give the .elf the firmware was built as (firmware/build/…)")
     return proc.stdout
+
+
+def _check_elf(elf):
+    """Refuse what is not a regular file holding an ELF, before any tool reads it."""
+    head = read_input(elf, MAX_ELF_BYTES, "a firmware ELF", count=4)
+    if head != b"\x7fELF":
+        raise UsageError(f"{elf} is not an ELF file")
+
+
+def _limit_file_size(limit):
+    def set_limit():
+        import resource
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return set_limit
+
+
+def image_sha256(elf):
+    """The SHA-256 of the RAM image ``elf`` makes (its loadable contents, ``objcopy -O
+    binary``: the ``.bin`` the SoC twin runs and a capture's ``soc_image_sha256``
+    names). A :class:`UsageError` when the image would not fit the SoC's RAM."""
+    from ...gateware.soc import RAM_BYTES
+    elf = Path(elf)
+    _check_elf(elf)
+    with tempfile.TemporaryDirectory(prefix="rtrig-image-") as tmp:
+        out = Path(tmp) / "image.bin"
+        # bounded: an ELF whose sections lie far apart would make a file of gigabytes
+        proc = subprocess.run([_tool("objcopy"), "-O", "binary", str(elf), str(out)],
+                              capture_output=True, text=True,
+                              preexec_fn=_limit_file_size(RAM_BYTES + 1))
+        size = out.stat().st_size if out.exists() else 0
+        if size > RAM_BYTES or proc.returncode == -signal.SIGXFSZ:
+            raise UsageError(f"{elf} makes an image larger than the SoC's RAM "
+                             f"({RAM_BYTES // 1024} KiB): not a SoC twin firmware")
+        if proc.returncode != 0:
+            said = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+            raise UsageError(f"cannot read the firmware ELF {elf}: "
+                             f"{said[-1] if said else 'objcopy failed'}")
+        return hashlib.sha256(out.read_bytes()).hexdigest()
 
 
 class Symbols:
@@ -34,12 +87,10 @@ class Symbols:
 
     def __init__(self, elf):
         self.elf = Path(elf)
-        if not self.elf.is_file():
+        if not self.elf.exists():
             raise UsageError(f"no firmware ELF at {self.elf}")
-        with open(self.elf, "rb") as f:
-            if f.read(4) != b"\x7fELF":
-                raise UsageError(f"{self.elf} is not an ELF file")
-        out = _run([_tool("nm"), "-n", "-l", "--defined-only", str(self.elf)])
+        _check_elf(self.elf)
+        out = _run([_tool("nm"), "-n", "-l", "--defined-only", str(self.elf)], self.elf)
         self.addrs, self.names, self.files = [], [], {}
         for line in out.splitlines():
             head, _, where = line.partition("\t")
@@ -66,7 +117,8 @@ class Symbols:
         """``{pc: "file:line"}`` for ``pcs`` (one addr2line call for all of them)."""
         todo = sorted({int(p) for p in pcs} - set(self._lines))
         if todo:
-            out = _run([_tool("addr2line"), "-e", str(self.elf), *(hex(p) for p in todo)])
+            out = _run([_tool("addr2line"), "-e", str(self.elf), *(hex(p) for p in todo)],
+                       self.elf)
             for pc, where in zip(todo, out.splitlines()):
                 where = where.split(" (discriminator")[0]
                 self._lines[pc] = where.split("/firmware/", 1)[-1]

@@ -37,10 +37,10 @@ __all__ = ["FORMATS", "SUFFIX", "export", "write_csv", "write_json", "write_summ
            "cyclictest_histogram", "summary_json", "SUMMARY_COLUMNS", "VCD_WIRES"]
 
 
-def write_trace(cap, f, elf=None, stages=None):
+def write_trace(cap, f, elf=None, stages=None, warn=None):
     """Chrome trace event JSON (:mod:`rtrig.host.integrations.trace`)."""
     from .trace import write_trace as write
-    write(cap, f, elf=elf, stages=stages)
+    write(cap, f, elf=elf, stages=stages, warn=warn)
 
 
 FORMATS = {"csv": write_csv, "json": write_json, "summary-csv": write_summary_csv,

@@ -54,22 +54,36 @@ def culprits(items, top=8):
 
 
 def explain_section(page, cap, table, elf):
-    """Adds the section when ``cap`` has a recording beside it; nothing otherwise."""
-    from ..explain.capture import default_recording, explain_capture
+    """Adds the section when ``cap`` has a recording beside it; nothing otherwise.
+    ``elf``: the firmware's ELF, or ``"auto"`` for the build's ELF of the image the
+    capture ran (:func:`rtrig.host.explain.capture.firmware_elf`)."""
+    from ..explain.capture import default_recording, explain_capture, firmware_elf
     if (cap.meta.get("target") or {}).get("kind") != "soc" or elf is None:
         return
     if not default_recording(cap.path).exists():
         return
     page.add("<h3>Why the slowest pulses were slow</h3>")
+    chosen = firmware_elf(cap.meta, elf)
+    if chosen is None:
+        page.add('<p class="note">No firmware ELF of the build makes the image this '
+                 "capture ran: give it with --elf to explain its pulses.</p>")
+        return
     page.add('<p class="note">From the SoC twin\'s recording of every instruction around '
              "each pulse (docs/explain.md): each pulse's latency split by what the CPU was "
              "doing; the functions that ran in most of the worst 1 % of pulses.</p>")
     full = load(cap.path)               # a scanned capture has no per-channel records
-    for name in sorted(full.channels(), key=channel_order):
-        recs = full.channel(name)
-        answered = int((~missed_mask(recs)).sum())
-        n = min(MAX_CULPRIT_PULSES, max(WORST_BARS, math.ceil(0.01 * answered)))
-        items = explain_capture(cap.path, elf, worst=n, channels=[name])
+    names = sorted(full.channels(), key=channel_order)
+    worst = {}
+    for name in names:
+        answered = int((~missed_mask(full.channel(name))).sum())
+        worst[name] = min(MAX_CULPRIT_PULSES, max(WORST_BARS, math.ceil(0.01 * answered)))
+    notes = []
+    explained = explain_capture(cap.path, chosen, worst=worst, channels=names,
+                                warn=notes.append)
+    for note in notes:
+        page.add(f'<p class="note">Warning: {html.escape(note)}.</p>')
+    for name in names:
+        items = [i for i in explained if i.channel == name]
         if not items:
             continue
         page.figure(categories_figure(name, items[:WORST_BARS]))
