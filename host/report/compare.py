@@ -7,7 +7,8 @@ Per channel and percentile, each capture's percentile gets distribution-free bou
 ``(B.lo − A.hi, B.hi − A.lo)``. The verdict is *B higher* when the whole interval lies
 above 0, *B lower* when below, otherwise *no difference shown*. Missed pulses are
 compared the same way with their Clopper–Pearson bounds, and the whole distributions
-with a two-sample Kolmogorov–Smirnov test. The stated confidence holds for the whole
+with a two-sample Kolmogorov–Smirnov test on the latencies in ns (so captures of rigs
+with other tick rates compare). The stated confidence holds for the whole
 comparison: with ``m`` statements, each is made at 1 − (1 − confidence) / m
 (Bonferroni), and each capture's own bounds at the square root of that (the two
 captures are independent). The maxima and minima get no interval: they are shown as
@@ -225,25 +226,37 @@ def channel_verdict(figures, missed, distribution, a_answered, b_answered):
     return ", ".join(parts) or NONE
 
 
+def _bins_ns(s):
+    """A histogram's bins in ns: (offset, width, count)."""
+    h = s.hist
+    return s.ns(h["offset"]), s.ns(h["width"]), len(h["hist"])
+
+
+def _same_bins(a, b):
+    (oa, wa, na), (ob, wb, nb) = _bins_ns(a), _bins_ns(b)
+    return na == nb and np.isclose(oa, ob, rtol=1e-9, atol=1e-6) and \
+        np.isclose(wa, wb, rtol=1e-9, atol=1e-6)
+
+
 def _ks(a, b, alpha):
-    """Two-sample Kolmogorov–Smirnov on the answered latencies (scipy's
-    ``ks_2samp``); from histograms with the same bins, on the bins."""
+    """Two-sample Kolmogorov–Smirnov on the answered latencies in ns (each capture's
+    ticks at its own rate: captures of rigs of other tick rates compare); from
+    histograms with the same bins, on the bins."""
     if a.answered == 0 or b.answered == 0:
         return {"test": "ks", "statistic": None, "p_value": None, "alpha": alpha,
                 "verdict": NONE, "note": "a capture has no answered pulse"}
-    if (a.hist is None) != (b.hist is None) or (
-            a.hist is not None and (a.hist["offset"], a.hist["width"], len(a.hist["hist"])) !=
-            (b.hist["offset"], b.hist["width"], len(b.hist["hist"]))):
+    if (a.hist is None) != (b.hist is None) or (a.hist is not None and not _same_bins(a, b)):
         return {"test": "ks", "statistic": None, "p_value": None, "alpha": alpha,
                 "verdict": NONE, "note": "not comparable: the captures hold different "
                 "kinds of data (records, or histograms with other bins)"}
 
     def expand(s):
         if s.hist is None:
-            return np.repeat(s.values, s.counts)
+            return np.repeat(s.values * (1e9 / s.tick_hz), s.counts)
         h = s.hist
         edges = [h["lo"]] + [h["offset"] + i * h["width"] for i in range(len(h["hist"]) + 1)]
-        return np.repeat(edges, [h["below"], *h["hist"], h["overflow"]])
+        return np.repeat(np.asarray(edges, dtype=np.float64) * (1e9 / s.tick_hz),
+                         [h["below"], *h["hist"], h["overflow"]])
 
     xa, xb = expand(a), expand(b)
     # The exact distribution is for small samples without ties; past that scipy's

@@ -86,7 +86,40 @@ def compare_sweeps(a_path, b_path):
         if sa.get(key) != sb.get(key):
             warnings.append(f"A and B were swept with different {key.replace('_', ' ')}: "
                             f"{sa.get(key)} against {sb.get(key)}")
-    for key in ("target", "board", "tick_hz"):
+    if not _same_target(a_cap.meta, b_cap.meta):
+        warnings.append("A and B were swept on different targets")
+    for key, what in (("board", "boards"), ("tick_hz", "tick rates")):
         if a_cap.meta.get(key) != b_cap.meta.get(key):
-            warnings.append(f"A and B were swept on different {key.replace('_', ' ')}s")
+            warnings.append(f"A and B were swept on different {what}")
     return SweepComparison(str(a_path), str(b_path), figures, warnings)
+
+
+#: The model's parameters that are not durations (the others are ticks of the rig).
+_NOT_DURATIONS = {"seed", "app"}
+
+
+def _target_s(meta):
+    """``(target without its durations, {duration: seconds})``: the target of ``meta``
+    in physical units, so a target is the same on rigs of other tick rates."""
+    target = dict(meta.get("target") or {})
+    hz = float(meta.get("tick_hz") or 1)
+    durations = {}
+    for key in [k for k in target if k.endswith("_ticks")]:
+        durations[key[:-len("_ticks")]] = float(target.pop(key) or 0) / hz
+    model = target.pop("model", None)
+    if isinstance(model, dict):
+        target["model"] = {k: v for k, v in model.items() if k in _NOT_DURATIONS}
+        durations.update({f"model.{k}": float(v) / hz for k, v in model.items()
+                          if k not in _NOT_DURATIONS and isinstance(v, (int, float))})
+    else:
+        target["model"] = model
+    return target, durations
+
+
+def _same_target(ma, mb):
+    """Are the two sweeps' targets the same, durations compared in seconds? Each rig
+    rounds a duration to its own ticks: within half a tick of each they are equal."""
+    (ta, da), (tb, db) = _target_s(ma), _target_s(mb)
+    tol = 0.5 / float(ma.get("tick_hz") or 1) + 0.5 / float(mb.get("tick_hz") or 1)
+    return ta == tb and da.keys() == db.keys() and all(
+        abs(da[k] - db[k]) <= tol * (1 + 1e-9) for k in da)

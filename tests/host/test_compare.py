@@ -355,3 +355,70 @@ def test_the_report_shows_each_figure_with_its_own_verdict(tmp_path):
     assert ch.verdict == HIGHER and want["p9999"] == NONE
     got = {r[3]: r[2].replace("<b>", "").replace("</b>", "") for r in rows}
     assert got == want
+
+
+def _model_capture(path, tick_hz, latencies_ns, board):
+    """A capture of the fast preset's ISR latencies ``latencies_ns`` on a rig of
+    ``tick_hz`` ticks/s, in whole ticks as the rig counts them (truncated)."""
+    m = {"format": "rtrig-capture", "tick_hz": tick_hz, "simulation": True, "board": board,
+         "rtrig_version": "test", "channels": ["isr"], "load": False, "mode": "records",
+         "target": {"kind": "model", "preset": "fast"},
+         "stimulus": {"freq_hz": 10_000.0, "period_ticks": tick_hz // 10_000,
+                      "high_ticks": tick_hz // 20_000, "count": 0, "jitter_ticks": 0}}
+    ticks = np.floor(np.asarray(latencies_ns) * tick_hz / 1e9).astype(np.int64)
+    with CaptureWriter(path, m) as w:
+        rec = np.zeros(len(ticks), dtype=LATENCY_DTYPE)
+        rec["pulse"] = np.arange(len(ticks))
+        rec["stim_t"] = 1_000 + np.arange(len(ticks), dtype=np.uint64) * (tick_hz // 10_000)
+        rec["latency"], rec["completion"] = ticks, ticks + 100
+        w.array(b"LATR", rec)
+        w.close(final={"status": "complete"})
+    return path
+
+
+def test_captures_of_two_tick_rates_compare_in_ns(tmp_path, capsys):
+    """One latency distribution on the 120 MHz and the 96 MHz gateware: no difference
+    (in ticks the 96 MHz latencies are 20 % fewer, and KS called them different)."""
+    rng = np.random.default_rng(11)
+    lat = lambda: 1500 + rng.gamma(2.0, 250.0, 2000)          # noqa: E731  ns
+    a = _model_capture(tmp_path / "a.rtrig", 120_000_000, lat(), board=1)
+    b = _model_capture(tmp_path / "b.rtrig", 96_000_000, lat(), board=2)
+    res = compare(a, b)
+    isr = res.channels["isr"]
+    assert isr.distribution["verdict"] == NONE, isr.distribution
+    assert isr.distribution["statistic"] < 0.05
+    assert isr.verdict == NONE, isr.verdict
+    # the set-ups differ in their rigs, not in their stimulus: warned as such
+    assert any("different rig" in w for w in res.warnings), res.warnings
+    assert not any("frequency" in w or "jitter" in w for w in res.warnings), res.warnings
+    code, out, _ = run(capsys, a, b)
+    assert code == 0 and "differs in shape" not in out and NONE in out, out
+
+
+def _model_sweep(path, tick_hz, board, params=None):
+    from rtrig.host.model.common import ModelParams
+    from rtrig.host.model.presets import PRESETS_NS
+    model = dataclasses.asdict(ModelParams.from_ns(**(params or PRESETS_NS["fast"]),
+                                                   ns_per_tick=1e9 / tick_hz))
+    meta = {"format": "rtrig-capture", "tick_hz": tick_hz, "kind": "sweep", "load": False,
+            "mode": "records", "rtrig_version": "test", "simulation": True, "board": board,
+            "target": {"kind": "model", "preset": "fast", "delay_ticks": 0,
+                       "model": model, "description": ""},
+            "sweep": {"pulses": 200, "resolution": 0.005}}
+    fig = {"hz": 50_000, "below_hz": 49_800, "confirmed": True, "reason": None}
+    with CaptureWriter(path, meta) as w:
+        w.close(final={"status": "complete", "figures": {"mf_isr_hz": fig}})
+    return path
+
+
+def test_sweeps_of_one_preset_on_two_boards_are_one_target(tmp_path):
+    from rtrig.host.model.presets import PRESETS_NS
+    a = _model_sweep(tmp_path / "a.rtrig", 120_000_000, board=1)
+    b = _model_sweep(tmp_path / "b.rtrig", 96_000_000, board=2)
+    warnings = compare(a, b).warnings
+    assert "A and B were swept on different targets" not in warnings, warnings
+    assert "A and B were swept on different boards" in warnings
+    # a target that does differ, in seconds, still does
+    slower = dict(PRESETS_NS["fast"], isr_entry_ns=2_000)
+    c = _model_sweep(tmp_path / "c.rtrig", 96_000_000, board=2, params=slower)
+    assert "A and B were swept on different targets" in compare(a, c).warnings
