@@ -35,10 +35,14 @@ import numpy as np
 
 from ...capture import MAGIC
 from ...errors import CaptureFormatError
+from ...outputs import read_input
+from .cyclictest_values import MAX_FILE_BYTES, check_count, check_histogram, json_buckets
 
-__all__ = ["Histogram", "parse", "read", "is_cyclictest", "split_paths", "report_section"]
+__all__ = ["Histogram", "parse", "parse_json", "read", "is_cyclictest", "split_paths",
+           "report_section"]
 
-_ROW = re.compile(r"^\s*(\d+)((?:\s+\d+)+)\s*$")
+# signed, so that a negative count is named rather than taken for a status line
+_ROW = re.compile(r"^\s*(-?\d+)((?:\s+-?\d+)+)\s*$")
 _SUMMARY = {"Total": "total", "Min Latencies": "min", "Avg Latencies": "avg",
             "Max Latencies": "max", "Histogram Overflows": "overflows"}
 
@@ -58,6 +62,10 @@ class Histogram:
     max: np.ndarray | None = None
     unit_ns: int = 1000
     notes: list = field(default_factory=list)
+    sysinfo: dict = field(default_factory=dict)       # cyclictest --json's
+
+    def __post_init__(self):
+        check_histogram(self)           # what cyclictest cannot have written: refused
 
     @property
     def name(self):
@@ -134,12 +142,13 @@ class Histogram:
         return x, p
 
 
-def _ints(text, path, lineno):
+def _ints(text, path, lineno, field="value"):
     try:
-        return [int(v) for v in text.split()]
+        values = [int(v) for v in text.split()]
     except ValueError:
         raise CaptureFormatError(f"{path}: line {lineno}: not a cyclictest summary line "
                                  f"({text.strip()[:40]!r})") from None
+    return [check_count(path, f"line {lineno}: {field}", v) for v in values]
 
 
 def parse(text, path="<text>"):
@@ -157,7 +166,7 @@ def parse(text, path="<text>"):
                 seen_header = True
             key, _, rest = body.partition(":")
             if key in _SUMMARY:
-                summary[_SUMMARY[key]] = _ints(rest, path, lineno)
+                summary[_SUMMARY[key]] = _ints(rest, path, lineno, f"'{key}'")
             continue
         m = _ROW.match(line)
         if not m:
@@ -165,14 +174,16 @@ def parse(text, path="<text>"):
                 break               # not a histogram at all (checked below)
             # a thread's status line (cyclictest without -q) or other chatter
             continue
-        vals = [int(v) for v in m.group(2).split()]
+        bucket = int(m.group(1))
+        vals = [check_count(path, f"line {lineno}: bucket {bucket}'s count", int(v))
+                for v in m.group(2).split()]
         if width is None:
             width = len(vals)
         elif len(vals) != width:
             raise CaptureFormatError(f"{path}: line {lineno}: {len(vals)} columns, the "
                                      f"histogram has {width}")
-        if int(m.group(1)) != len(rows):
-            raise CaptureFormatError(f"{path}: line {lineno}: bucket {int(m.group(1))} "
+        if bucket != len(rows):
+            raise CaptureFormatError(f"{path}: line {lineno}: bucket {bucket} "
                                      f"where {len(rows)} was expected")
         rows.append(vals)
     if not rows:
@@ -205,13 +216,22 @@ def parse(text, path="<text>"):
     return Histogram(path, counts, over, notes=notes, **stats)
 
 
-def read(path):
-    """Parse the cyclictest histogram file ``path``."""
+def parse_json(text, path="<text>"):
+    """A :class:`Histogram` from cyclictest's ``--json`` output ``text``."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except UnicodeDecodeError:      # pragma: no cover (errors="replace")
-        raise CaptureFormatError(f"{path}: not a text file") from None
+    counts, over, stats, sysinfo = json_buckets(text, path)
+    return Histogram(path, counts, over, sysinfo=sysinfo, **stats)
+
+
+def read(path):
+    """Parse the cyclictest file ``path``: a ``-h``/``-H`` histogram, or ``--json``
+    output. Only a regular file is read, of at most
+    :data:`~.cyclictest_values.MAX_FILE_BYTES`."""
+    path = Path(path)
+    text = read_input(path, MAX_FILE_BYTES, "a cyclictest file",
+                      CaptureFormatError).decode("utf-8", errors="replace")
+    if text.lstrip().startswith("{"):
+        return parse_json(text, path)
     return parse(text, path)
 
 
