@@ -77,8 +77,8 @@ def usable_cores():
 def twin_count(obj, twins):
     """How many simulation twins a sweep runs its steps on: ``--twins``, else one per
     usable core with ``--sim`` (one while the SoC twin records its CPU,
-    ``$RTRIG_SOC_RECORD``: the twins would share the file). A rig on a port is one
-    instrument: one."""
+    ``$RTRIG_SOC_RECORD``: the twins would share the file), never more than the usable
+    cores (a note on stderr says so). A rig on a port is one instrument: one."""
     if twins is not None and twins < 1:
         raise UsageError(f"--twins must be 1 or more, got {twins}")
     if not obj.sim:
@@ -86,8 +86,13 @@ def twin_count(obj, twins):
             raise UsageError("--twins applies to --sim only: a rig on a port is one "
                              "instrument and runs its steps in turn")
         return 1
+    cores = usable_cores()
     if twins is None:
-        return 1 if os.environ.get("RTRIG_SOC_RECORD") else usable_cores()
+        return 1 if os.environ.get("RTRIG_SOC_RECORD") else cores
+    if twins > cores:
+        # more would only share the cores: each twin is a full simulation
+        click.echo(f"note: --twins {twins} capped at {cores}, the usable cores", err=True)
+        return cores
     return twins
 
 

@@ -92,7 +92,8 @@ def measure(rig, settings, path, mode="auto", bin_shift=None, progress=True, log
     if mode == "auto":
         regs = settings.ticks(rig.tick_hz, rig.stim_step)
         mode = choose_mode(settings.freq, settings.channels, rig.info["baud"],
-                           settings.raw_events, count=regs["count"])
+                           settings.raw_events, count=regs["count"],
+                           on_chip=rig.has_statistics())
         if log is not None:
             log(f"mode: {mode} (auto, from {settings.freq:g} Hz and the link at "
                 f"{rig.info['baud']} baud)")

@@ -50,9 +50,11 @@ LAT_FIFO_RECORDS = 512
 
 
 def choose_mode(freq_hz, channels, baud, raw_events=False, count=None,
-                fifo_records=LAT_FIFO_RECORDS, margin=LINK_MARGIN, truth=False):
+                fifo_records=LAT_FIFO_RECORDS, margin=LINK_MARGIN, truth=False,
+                on_chip=True):
     """``"records"`` when the link carries every record at ``freq_hz``, else
-    ``"statistics"``.
+    ``"statistics"``; always ``"records"`` on a rig without on-chip statistics
+    (``on_chip`` False: the iCEBreaker's gateware).
 
     A LATENCY packet is :data:`LATENCY_WIRE_BYTES` on the wire at 10 bits per byte;
     with ``raw_events`` each pulse also sends its stimulus edges and two edges per
@@ -63,7 +65,7 @@ def choose_mode(freq_hz, channels, baud, raw_events=False, count=None,
     Raw events are not recorded in statistics mode.
     """
     n_ch = len(channels)
-    if n_ch == 0 or freq_hz <= 0:
+    if n_ch == 0 or freq_hz <= 0 or not on_chip:
         return "records"
     per_pulse = n_ch * LATENCY_WIRE_BYTES
     if raw_events:
