@@ -41,6 +41,7 @@
 #include "verilated.h"
 
 static volatile sig_atomic_t stop_requested = 0;
+static volatile sig_atomic_t stop_signal = 0;   // the signal that asked for it, if one
 
 #ifdef RTRIG_SOC
 static FILE *soc_console = nullptr, *soc_trace = nullptr;
@@ -224,7 +225,17 @@ static inline void clock_cycle(Vrig_top &top) {
     top.eval();
 }
 #endif
-static void on_signal(int) { stop_requested = 1; }
+static void on_signal(int sig) { stop_requested = 1; stop_signal = sig; }
+// The exit status of a run that ended with ``code``: a twin a signal stopped ends by
+// that signal once its files are closed, so whoever waits for it sees who stopped it
+// (``killed by signal SIGTERM``), not a clean exit.
+static int ended(int code) {
+    if (stop_signal) {
+        signal(stop_signal, SIG_DFL);
+        raise(stop_signal);
+    }
+    return code;
+}
 // How often the wait for the client looks at the stop flag and at the parent: a signal
 // landing between the flag test and poll() is seen this much later.
 static const int LISTEN_POLL_MS = 50;
@@ -514,7 +525,7 @@ int main(int argc, char **argv) {
     int ls = listen_socket(o.port);
     if (ls < 0) return 2;
     int cs = wait_for_client(ls, o.parent);
-    if (cs < 0) return (stop_requested || orphaned(o.parent)) ? 0 : 2;
+    if (cs < 0) return ended((stop_requested || orphaned(o.parent)) ? 0 : 2);
 
     VerilatedContext ctx;
     if (!soc_load_ram(ctx)) return 2;
@@ -523,5 +534,5 @@ int main(int argc, char **argv) {
     reset_rig(top);
     run(top, cs, o);
     finish(top, cs);
-    return 0;
+    return ended(0);
 }

@@ -5,6 +5,7 @@ dies with it even on a hard kill, through ``PR_SET_PDEATHSIG``)."""
 
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -54,7 +55,8 @@ class SimRig:
             self.trace = Path(trace) if trace else self.tmpdir / "trace.txt"
         self.proc = None
         self.url = None
-        #: Exit status of the stopped simulator (0: it ended cleanly when asked).
+        #: Exit status of the stopped simulator (0: it ended cleanly when asked; a
+        #: signal another process sent it: minus its number, as :mod:`subprocess` says).
         self.returncode = None
 
     def start(self):
@@ -88,14 +90,17 @@ class SimRig:
             self._remove_tmpdir()
             return
         try:
-            if p.poll() is None:
+            asked = p.poll() is None
+            if asked:
                 p.terminate()
                 try:
                     p.wait(timeout=5)
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
-            self.returncode = p.returncode
+            # A twin ends by the signal that stopped it (harness.cpp): by our SIGTERM,
+            # it ended cleanly when asked; by anyone else's, the status says whose.
+            self.returncode = 0 if asked and p.returncode == -signal.SIGTERM else p.returncode
         finally:
             for f in (p.stdout, p.stderr):
                 if f:

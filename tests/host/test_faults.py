@@ -435,7 +435,7 @@ def test_losses_in_the_set_up_before_the_clear_are_counted_too(twin, tmp_path):
 
 @pytest.mark.parametrize("signal_name, words", [
     ("SIGKILL", "the simulation twin was killed by signal SIGKILL"),
-    ("SIGTERM", "the simulation twin exited with status 0")])
+    ("SIGTERM", "the simulation twin was killed by signal SIGTERM")])
 def test_a_twin_that_ends_during_a_capture_is_named_not_a_cable(tmp_path, signal_name,
                                                                   words):
     import os
