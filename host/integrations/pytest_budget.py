@@ -62,7 +62,6 @@ def pytest_runtest_call(item):
             problem = _record_history(item, t, "failed")
             if problem:         # the test's own failure stands; the loss is said beside it
                 item.add_report_section("call", "rtrig", problem)
-                item.warn(pytest.PytestWarning(problem))
         raise
     if t is None:
         return result

@@ -152,6 +152,7 @@ def test_loop(rtrig):
         if os.path.exists("h.sqlite"):
             os.unlink("h.sqlite")
         sqlite3.connect("h.sqlite").execute("CREATE TABLE customers (id INTEGER)")
+    assert not os.environ.get("FAIL_TOO"), "the test's own failure"
 '''
 
 
@@ -162,12 +163,17 @@ def _pytest(folder, *args, env=None, wrap=()):
                           env={**os.environ, **(env or {})})
 
 
-def test_a_test_whose_runs_are_not_recorded_fails(tmp_path):
+@pytest.mark.parametrize("fails_too", [False, True], ids=["passed", "failed"])
+def test_a_test_whose_runs_are_not_recorded_fails(tmp_path, fails_too):
+    """A passed test fails for it; a failed one keeps its own failure, with the loss
+    beside it in its report."""
     (tmp_path / "test_loop.py").write_text(TEST_FILE)
-    r = _pytest(tmp_path, "--rtrig-history", "h.sqlite", env={"REPLACE_HISTORY": "1"})
+    env = {"REPLACE_HISTORY": "1", **({"FAIL_TOO": "1"} if fails_too else {})}
+    r = _pytest(tmp_path, "--rtrig-history", "h.sqlite", env=env)
     assert r.returncode == 1 and "1 failed" in r.stdout, r.stdout + r.stderr
     assert "rtrig: the test's runs are not recorded into h.sqlite: history h.sqlite is not " \
            "an rtrig history" in r.stdout, r.stdout
+    assert ("the test's own failure" in r.stdout) == fails_too, r.stdout
 
 
 def test_a_history_the_session_cannot_write_is_an_error_before_the_test(tmp_path, capsys):
