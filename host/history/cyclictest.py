@@ -14,8 +14,6 @@ samples beyond the last bucket reads as the last bucket's edge, clamped to the
 maximum.
 """
 
-import json
-from pathlib import Path
 
 import numpy as np
 
@@ -39,25 +37,11 @@ def is_cyclictest_json(path):
 
 
 def histogram_of_json(path):
-    """A :class:`Histogram` of cyclictest's ``--json`` file ``path``."""
-    from ..integrations.cyclictest import Histogram
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        threads = [doc["thread"][k] for k in sorted(doc["thread"], key=int)]
-        top = max([int(b) + 1 for t in threads for b in t.get("histogram") or {}] + [1])
-        counts = np.zeros((len(threads), top), dtype=np.int64)
-        for i, t in enumerate(threads):
-            for b, c in (t.get("histogram") or {}).items():
-                counts[i, int(b)] = int(c)
-        cycles = np.array([int(t["cycles"]) for t in threads], dtype=np.int64)
-        stats = {k: np.array([t[k] for t in threads]) for k in ("min", "avg", "max")}
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise CaptureFormatError(f"{path}: not cyclictest --json output ({type(e).__name__}: "
-                                 f"{e})") from None
-    over = np.maximum(cycles - counts.sum(axis=1), 0)
-    h = Histogram(Path(path), counts, over, **stats)
-    h.sysinfo = doc.get("sysinfo") or {}
-    return h
+    """A :class:`Histogram` of cyclictest's ``--json`` file ``path``, read and checked
+    by the one cyclictest reader (buckets, counts and extremes validated; a file that
+    is not regular or too large refused unread)."""
+    from ..integrations.cyclictest import read
+    return read(path)
 
 
 def _samples(h):

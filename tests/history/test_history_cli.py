@@ -168,3 +168,23 @@ def test_a_cut_off_or_dead_capture_is_recorded_with_a_warning(tmp_path, capsys):
     assert any("dead.rtrig has no answered pulse on ISR" in w for w in warnings), err
     assert any("torn.rtrig is cut off" in w for w in warnings), err
     assert len(warnings) == 2, err
+
+
+_THREAD = {"cycles": 300, "min": 1, "avg": 2, "max": 9}
+
+
+@pytest.mark.parametrize("histogram,word", [
+    ({"1000000000000": 1}, "bucket 1000000000000"),      # was a MemoryError (7 TiB)
+    ({"5": 10**30}, "more samples than there can be"),    # was an OverflowError
+    ({"-1": 300}, "bucket -1"),                           # was 300 samples at 9 µs
+])
+def test_cyclictest_json_is_checked_before_it_is_recorded(capsys, tmp_path, histogram, word):
+    src = tmp_path / "ct.json"
+    src.write_text(json.dumps({"thread": {"0": {**_THREAD, "histogram": histogram}}}))
+    db = tmp_path / "h.db"
+    code, _, err = rtrig(capsys, "history", "add", src, "--history", db)
+    assert code not in (0, 70) and word in err, err
+    assert err.count("error:") == 1 and "Traceback" not in err
+    if db.exists():
+        code, out, _ = rtrig(capsys, "history", "show", "--history", db)
+        assert "ct.json" not in out
