@@ -219,8 +219,11 @@ class SoCBus(wiring.Component):
         reads["GPIO_IN"] = gpio_in
 
     def _timer(self, m, wr, wdata, reads):
-        """The machine timer: ``mtime`` (returned) counts every cycle from reset."""
-        mtime = Signal(64)
+        """The machine timer: ``mtime`` (returned) counts every cycle from the FPGA's
+        configuration, as VexRiscv's ``mcycle`` does, which no reset clears: the
+        self-timed figures subtract one from the other, and the rig restarts the SoC
+        for its runs (docs/protocol.md, "Armed runs"). So ``mtime`` is reset-less."""
+        mtime = Signal(64, reset_less=True)
         mtimecmp = Signal(64, init=(1 << 64) - 1)
         m.d.sync += mtime.eq(mtime + 1)
         with m.If(wr("MTIMECMP_LO")):

@@ -28,7 +28,7 @@ SOC_NS = 1e9 / SOC_CLK_HZ
 #: SoC cycles between the IRQ pin edge and ISR_OUT that the self-timed figure (IRQ_STAMP
 #: to the mcycle read before the ISR_OUT store) does not contain: docs/soc.md, "Fixed
 #: delays".
-FIXED_CYCLES = 6
+FIXED_CYCLES = 7
 
 
 @pytest.fixture(scope="module")

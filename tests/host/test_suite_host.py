@@ -168,7 +168,7 @@ def test_interrupt_tests_rows_offsets_and_config_bits():
     assert rows_of("yield") == ("yield",)
     assert rows_of("irq_simultaneous") == tuple(
         f"irq_simultaneous.{p}" for p in ("isr0", "isr1", "both"))
-    assert part_offset("isr_to_ist.ist") == 0 and part_offset("isr_to_ist.isr") == 6
+    assert part_offset("isr_to_ist.ist") == 0 and part_offset("isr_to_ist.isr") == 7
     assert part_offset("yield") == 0
     # the program's indices (rtrig_suite.h): isr_to_ist 12, the nested tests 14..23
     assert TESTS.index("isr_to_ist") == 12 and TESTS.index("irq_simultaneous") == 13

@@ -34,7 +34,7 @@ _PAIR_PARTS = ("isr0", "isr1", "both")
 #: SoC cycles the rig sees that the target's own count of a part does not hold: the
 #: IRQ pin's synchroniser and the interrupt block before the edge's stamp, and the
 #: marker store after its ``mcycle`` read (docs/soc.md, "Fixed delays").
-STIM_FIXED_CYCLES = 6
+STIM_FIXED_CYCLES = 7
 _PART_OFFSET = {"isr": STIM_FIXED_CYCLES, "ist": 0, "isr0": STIM_FIXED_CYCLES,
                 "isr1": STIM_FIXED_CYCLES, "both": STIM_FIXED_CYCLES}
 #: The interrupt tests' highest pulse rate (an iteration, two 20 µs ISRs and a tick,
