@@ -178,10 +178,13 @@ def test_selftest_passes_with_delays_in_whole_stimulus_steps(rig):
 def test_presets_are_the_same_time_here_or_refused(capsys, tmp_path):
     # The model runs in this rig's 10.42 ns ticks and takes 41.67 ns steps: the fast
     # preset's times are whole steps, and 1 µs is 96 ticks (not 100); a CE preset's
-    # times are not whole steps, so it is refused in one line rather than rounded.
+    # times are not whole steps, so it is refused in one line rather than rounded. The
+    # preset's 100 µs tick is off: the run restarts the model with its first pulse,
+    # and 8 kHz meets the tick on every fourth pulse.
     from rtrig.host.cli import main
     main(["--sim-board", "icebreaker", "capture", "--target", "model", "--preset", "fast",
-          "--model", "isr_entry=1us,isr_jitter=0,app=0", "--freq", "8k", "--count", "40",
+          "--model", "isr_entry=1us,isr_jitter=0,app=0,tick_period=0", "--freq", "8k",
+          "--count", "40",
           "-q", "-o", str(tmp_path / "f.rtrig")])
     isr = load(tmp_path / "f.rtrig").channel("isr")
     assert len(isr) == 40 and (isr["latency"] == 96).all()     # 1 µs of 10.42 ns ticks

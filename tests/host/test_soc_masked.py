@@ -34,24 +34,38 @@ def _breakdown():
     return mod
 
 
-# Loaded, the LOAD thread's masked sections (MARKER1) and the heartbeat give ~50 000
-# edges a second whatever the pulse rate: more than the boards' link carries with the
-# records (the twin's fast link, 7.5 Mbaud, included), so the rig drops events (counted
-# in the file) and the stretches around each drop merge. Strict: it fails once the
-# events fit.
-_LOADED = pytest.param(True, id="loaded", marks=pytest.mark.xfail(
-    strict=True, reason="the loaded trace's edges outrun the link: events dropped"))
+#: The inputs the breakdown reads (--raw-inputs): not the heartbeat's nor APP_OUT's.
+_TRACED = ("stim", "isr", "marker0", "marker1", "marker2")
 
 
-@pytest.mark.parametrize("loaded", [pytest.param(False, id="unloaded"), _LOADED])
-def test_no_masked_stretch_spans_a_whole_trap(tmp_path, loaded):
+def test_a_loaded_trace_outruns_the_link_and_says_so(tmp_path, capsys):
+    # The limit of this trace: loaded, LOAD's own masked sections (MARKER1, a lock per
+    # unit of work) give more edges a second than the link carries beside the records
+    # (the twin's fast link, 7.5 Mbaud, included), even with only the traced inputs
+    # recorded, so the stretches around each drop would merge. The rig counts every
+    # event it drops and the capture and the command say so: a gap is never silent.
+    from rtrig.host.cli.options import warn_counters
+    s = CaptureSettings(freq=500, count=60, target="soc", channels=("isr", "app"),
+                        jitter=40e-6, raw_events=True, raw_inputs=_TRACED, load=True)
+    with open_rig(sim=True, soc=True, firmware=str(IMAGE)) as rig:
+        res = run_capture(rig, s, tmp_path / "t2.rtrig", progress=False)
+    cap = load(res.path)
+    dropped = cap.final["link"]["evt_overflow"]
+    assert dropped > 0 and res.link["evt_overflow"] == dropped
+    assert len(cap.events) > 0 and set(cap.events["input"].tolist()) <= {0, 3, 4, 5, 14}
+    warn_counters(res.link)
+    err = capsys.readouterr().err
+    assert f"warning: {dropped} " in err, err
+
+
+def test_no_masked_stretch_spans_a_whole_trap(tmp_path):
     # Loaded, LOAD yields to APP after every pulse: that yield held the mask through
     # its ecall and the switch searched the ready bitmap (a 291-cycle stretch per
     # pulse until kernel round 7, docs/kernel-history.md).
     # 500 Hz: faster, the markers' edges outrun the link and the rig drops events
     # (counted), which removes or merges stretches; none is dropped here.
     s = CaptureSettings(freq=500, count=200, target="soc", channels=("isr", "app"),
-                        jitter=40e-6, raw_events=True, load=loaded)
+                        jitter=40e-6, raw_events=True, raw_inputs=_TRACED)
     with open_rig(sim=True, soc=True, firmware=str(IMAGE)) as rig:
         res = run_capture(rig, s, tmp_path / "t2.rtrig", progress=False)
     cap = load(res.path)
@@ -132,7 +146,8 @@ def test_a_loaded_overload_leaves_the_target_running(tmp_path):
     with open_rig(sim=True, soc=True, firmware=str(RT_TEST)) as rig:
         res = run_stats_capture(rig, over, tmp_path / "over.rtrig", progress=False)
         console = rig.sim.console.read_text(errors="replace")
-    assert console.count("rt_test: ready") == 1, console
+    # Once at the twin's start, once when the run restarted it: never by itself.
+    assert console.count("rt_test: ready") == 2, console
     assert "PANIC" not in console, console
     assert res.summary["isr"]["answered"] == 4000, res.summary["isr"]
     assert 0 < res.summary["app"]["answered"] < 4000, "not an overload of APP"
