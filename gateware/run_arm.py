@@ -68,8 +68,11 @@ class RunArm(wiring.Component):
     armed: Out(1)
     hold: Out(1)
 
-    def __init__(self, step=4):
+    def __init__(self, step=4, restart=True):
         self.shift = step.bit_length() - 1
+        #: Built with the lead and the hold (a rig with an internal target to restart);
+        #: without, ``lead`` and ``restart`` are ignored and ``hold`` stays low.
+        self.with_restart = restart
         super().__init__()
 
     def elaborate(self, platform):
@@ -90,6 +93,9 @@ class RunArm(wiring.Component):
 
         waiting = Signal()        # armed, up to cycle T - 4
         leading = Signal()        # from cycle T - 3, counting the lead down
+        if not self.with_restart:
+            self._start_at_once(m, waiting, leading, hit)
+            return m
         lcnt = Signal(33)         # lead cycles left, minus one
         lead_c = Signal(32)
         m.d.comb += lead_c.eq(self.lead >> shift)
@@ -115,3 +121,15 @@ class RunArm(wiring.Component):
             with m.Else():
                 m.d.sync += lcnt.eq(lcnt - 1)
         return m
+
+    def _start_at_once(self, m, waiting, leading, hit):
+        """Without the restart: no lead (``start`` in cycle ``T - 2``), no hold."""
+        # leading is high for the one cycle T - 3.
+        m.d.comb += self.armed.eq(waiting | leading | self.start)
+        m.d.sync += [self.start.eq(leading), leading.eq(0)]
+        with m.If(self.stop):
+            m.d.sync += waiting.eq(0)
+        with m.Elif(self.arm & ~waiting & ~leading & ~self.running):
+            m.d.sync += waiting.eq(1)
+        with m.Elif(waiting & hit):
+            m.d.sync += [waiting.eq(0), leading.eq(1)]

@@ -76,6 +76,11 @@ class GatewareTop(wiring.Component):
     lat_channels : int
         Latency channels: 2 (``isr``, ``app``), or 4 with ``intervals`` (two interval
         channels beside them); ``CAPS`` bits 12..15 report it.
+    armed : bool
+        Armed runs (``RUN_AT``, ``CAPS`` bit ``ARMED``) on a rig with no internal
+        target too; a rig with the model or the SoC always has them (a run restarts
+        its target). Without, ``STIM_CTRL.AT`` is ignored: a run starts when its write
+        lands.
     pin_latency : int
         Cycles of registers in front of ``ext_inputs`` outside this component (2 behind a
         board's DDR input buffers and :class:`~rtrig.gateware.features.capture.QuadSampler`);
@@ -97,8 +102,8 @@ class GatewareTop(wiring.Component):
     ``LOOP_DELAY`` answers nothing) and the host → rig byte FIFO in block RAM.
 
     The defaults are the ECP5 boards' gateware (the simulation twin's): 30 MHz,
-    intervals, bursts, the two-level read and four latency channels; the iCEBreaker
-    builds it without those four.
+    intervals, bursts, the two-level read, four latency channels and armed runs; the
+    iCEBreaker builds it without those five.
 
     Members
     -------
@@ -115,7 +120,7 @@ class GatewareTop(wiring.Component):
     def __init__(self, clk_freq=30_000_000, baud=3_000_000, board=0, with_model=True,
                  fifo_depth=512, with_soc=False, soc_firmware=b"", with_stats=True,
                  pin_latency=2, intervals=True, bursts=True, read_pipeline=True,
-                 lat_channels=4, build_hash=None):
+                 lat_channels=4, armed=True, build_hash=None):
         self._params = {k: v for k, v in locals().items()
                         if k not in ("self", "build_hash", "__class__")}
         self._build_hash = build_hash
@@ -132,6 +137,8 @@ class GatewareTop(wiring.Component):
             raise ValueError("latency channels beyond isr and app are interval channels "
                              "(intervals=True)")
         self.lat_channels = lat_channels
+        # A rig with an internal target arms its runs to restart it, whatever ``armed``.
+        self.armed = armed or with_model or with_soc
         self.pin_latency = pin_latency
         #: Ticks per clock cycle: the samples of every input per clock.
         self.step = step = SAMPLES
@@ -180,6 +187,8 @@ class GatewareTop(wiring.Component):
             caps |= Caps.INTERVALS
         if self.bursts:
             caps |= Caps.BURST
+        if self.armed:
+            caps |= Caps.ARMED
         # A plain int: as an enum member Amaranth would give it the flags' width (bits
         # 0..9) and drop the channel count.
         caps = int(caps) | self.lat_channels << CAPS_LAT_CHANNELS_SHIFT
@@ -189,7 +198,8 @@ class GatewareTop(wiring.Component):
                 build_hash=self.logic_hash(), tick_hz=self.clk_freq * step,
                 baud=self.clk_freq // divisor, board=self.board, caps=caps,
                 in_delay=(IN_DELAY + self.pin_latency) * step, step=step),
-            "stim": Stimulus(step, bursts=self.bursts),
+            "stim": Stimulus(step, bursts=self.bursts,
+                             restart=self.with_model or self.with_soc, armed=self.armed),
             "targets": Targets(step=step, pin_latency=self.pin_latency,
                                with_model=self.with_model,
                                truth_depth=self.fifo_depth, with_soc=self.with_soc,

@@ -111,6 +111,9 @@ class Caps(enum.IntFlag):
     """``CAPS`` bits above the targets' (bit n: :class:`Target` n is built in)."""
     INTERVALS = 1 << 8  #: ``LAT_EDGES``: a channel times any edge to any edge
     BURST = 1 << 9      #: ``STIM_BURST``/``STIM_GAP``: bursts of pulses
+    #: ``RUN_AT``/``STIM_CTRL.AT``: armed runs (always built with the model or the SoC,
+    #: which a run restarts; without, ``AT`` is ignored and a run starts at once)
+    ARMED = 1 << 10
 
 
 class StimCtrl(enum.IntFlag):
@@ -176,7 +179,7 @@ REGISTERS = [
     RegisterInfo("BAUD", 0x004, _R, 0, "host link baud rate"),
     RegisterInfo("N_INPUTS", 0x005, _R, N_INPUTS, "number of rig inputs"),
     RegisterInfo("BOARD", 0x006, _R, 0, "board code (rtrig.boards Board.code; 0: a Rig built outside a board)"),
-    RegisterInfo("CAPS", 0x007, _R, 0, "bit n set: Target n is built in; Caps bits 8 and up; bits 12..15 the latency channels (0: 2)"),
+    RegisterInfo("CAPS", 0x007, _R, 0, "bit n set: Target n is built in; Caps bits 8 and up (8 INTERVALS, 9 BURST, 10 ARMED); bits 12..15 the latency channels (0: 2)"),
     RegisterInfo("SCRATCH", 0x008, _W, 0, "free for link tests"),
     RegisterInfo("IN_DELAY", 0x009, _R, 0, "ticks of input synchroniser delay subtracted from timestamps"),
     RegisterInfo("STIM_STEP", 0x00A, _R, 1,
@@ -199,11 +202,12 @@ REGISTERS = [
     RegisterInfo("STIM_GAP", 0x02A, _W, 0, "rise to rise from a burst's last pulse to the next burst's first, ticks"),
     RegisterInfo("RUN_AT_LO", 0x02B, _W, 0,
                  "bits 0..31 of the rig time (ticks) at which a run armed with "
-                 "StimCtrl.AT starts: the internal target leaves reset (RESTART), and "
-                 "STIM0 first rises STIM_LEAD ticks later"),
+                 "StimCtrl.AT starts (Caps.ARMED): the internal target leaves reset "
+                 "(RESTART), and STIM0 first rises STIM_LEAD ticks later"),
     RegisterInfo("RUN_AT_HI", 0x02C, _W, 0, "bits 32..47 of RUN_AT", width=16),
     RegisterInfo("STIM_LEAD", 0x02D, _W, 0,
-                 "armed runs: ticks from RUN_AT to the first STIM0 rise"),
+                 "armed runs: ticks from RUN_AT to the first STIM0 rise (a rig with an "
+                 "internal target; elsewhere 0)"),
     RegisterInfo("EDGE_EN", 0x030, _W, 0,
                  "raw events: bits 0..7 rising, 8..15 falling per input; bit 16 stimulus edges", width=17),
     RegisterInfo("LAT_CH_EN", 0x031, _W, 0, "latency records: bit n enables channel n (0 ISR, 1 APP, 2 and 3 interval channels where CAPS counts them)", width=N_LATENCY_CHANNELS),

@@ -276,7 +276,14 @@ class Rig(StatisticsReads, CounterReads):
         the SoC restarts it (held in reset until that time; the SoC's first pulse
         :data:`SOC_LEAD_S` later), so the run's records depend on its settings alone,
         however fast the host is (docs/protocol.md, "Armed runs"). Returns once the
-        run has started."""
+        run has started. A rig without armed runs (``CAPS.ARMED``: the iCEBreaker's,
+        which has no internal target) starts it when the write lands and returns
+        None."""
+        if not self.has_caps(Caps.ARMED):
+            self._restart = False
+            self.link.write(Reg.STIM_CTRL, StimCtrl.RUN | (StimCtrl.STIM1_EN if stim1 else 0))
+            self.last_start = None
+            return None
         ctrl = StimCtrl.RUN | StimCtrl.AT | (StimCtrl.STIM1_EN if stim1 else 0)
         restart, self._restart = self._restart, False
         lead = self._lead if restart else 0

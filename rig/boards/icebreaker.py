@@ -69,10 +69,11 @@ BOARDS = [
         platform=RigICEBreakerPlatform, clk_freq=CLK_FREQ, clocking=_clocking,
         # The small rig (docs/boards.md): no model target, no on-chip statistics; to
         # fit the UP5K's 5280 logic cells, no interval channels, no bursts, the
-        # one-level register read; four samples per clock: 10.4 ns bins at 24 MHz.
+        # one-level register read, no armed runs (a run starts when its write lands;
+        # its twin, with the model, has them); four samples per clock: 10.4 ns bins.
         uart=("uart", 0), fifo_depth=256, with_model=False, with_stats=False,
         rig_options={"pin_latency": 2, "intervals": False, "bursts": False,
-                     "read_pipeline": False, "lat_channels": 2},
+                     "read_pipeline": False, "lat_channels": 2, "armed": False},
         yosys_after_read=_NO_COLLISION,
         programmer=_iceprog,
         bitstream_ext="bin",

@@ -6,7 +6,8 @@ vendor cells' models and the PLL replaced by clocks in its phase relation.
 
 The input pins get edges at every sub-tick phase (every 1 ns over two ``sync``
 periods, rising and falling, and random phases), the rig is configured and read back
-through its UART pins at the board's baud rate with the host's framing, and every
+through its UART pins at the board's baud rate with the host's framing (its run armed
+for a rig time, on a rig with armed runs: the first STIM0 rise must be at it), and every
 edge must come back as its true time quantized to the tick, in the frame the
 stimulus pins set: a STIM0 edge reported at tick ``t`` must change the pin at tick
 ``t``'s start, and an input edge at time ``x`` must read ``floor((x - T0) / tick)``.
@@ -22,7 +23,7 @@ import netsim
 import pytest
 
 from rtrig.boards.toolchain import tools_missing
-from rtrig.protocol import PacketType, Reg, StimCtrl, StreamEnable
+from rtrig.protocol import Caps, PacketType, Reg, StimCtrl, StreamEnable
 
 STIM0 = 14
 
@@ -47,25 +48,40 @@ def _needs_tools():
         pytest.skip(reason)
 
 
-def _stimulus(sim, board, seed=1):
-    """(stimulus rows, input edges (time_ps, pin, rising), end time)."""
-    tick, bit = sim.tick_ps, sim.bit_ps
-    period = 4 * tick                                     # one sync cycle
-    n = len(sim.pins)
-    rows = []
+def _requests(run_at):
+    """The set-up and the run: armed for ``run_at`` (or at once, for None)."""
     seq = 0
     data = b""
     regs = [(Reg.EDGE_EN, 0x3F | 0x3F << 8 | 1 << 16),
             (Reg.STREAM_EN, int(StreamEnable.EVENTS)),
-            (Reg.STIM_PERIOD, 64), (Reg.STIM_HIGH, 28), (Reg.STIM_COUNT, 3)]
+            (Reg.STIM_PERIOD, 64), (Reg.STIM_HIGH, 28), (Reg.STIM_COUNT, 3),
+            (Reg.RUN_AT_LO, run_at or 0), (Reg.RUN_AT_HI, 0)]
     for addr, value in regs:
         data += netsim.request(seq, PacketType.WRITE, addr, value)
         seq += 1
-    for addr in (Reg.IN_DELAY, Reg.TICK_HZ, Reg.STIM_STEP):
+    for addr in (Reg.IN_DELAY, Reg.TICK_HZ, Reg.STIM_STEP, Reg.CAPS):
         data += netsim.request(seq, PacketType.READ, addr)
         seq += 1
-    data += netsim.request(seq, PacketType.WRITE, Reg.STIM_CTRL, int(StimCtrl.RUN))
-    line, t = netsim.uart_line(data, 200 * tick, bit)
+    ctrl = StimCtrl.RUN | (StimCtrl.AT if run_at is not None else 0)
+    return data + netsim.request(seq, PacketType.WRITE, Reg.STIM_CTRL, int(ctrl))
+
+
+#: Ticks from the end of the set-up's last byte to the armed run's RUN_AT: room for the
+#: rig's start-up (its tick 0) and the write's decode.
+ARM_AHEAD = 2000
+
+
+def _stimulus(sim, board, seed=1, armed=True):
+    """(stimulus rows, input edges (time_ps, pin, rising), the run's RUN_AT or None)."""
+    tick, bit = sim.tick_ps, sim.bit_ps
+    period = 4 * tick                                     # one sync cycle
+    n = len(sim.pins)
+    rows = []
+    # The run is armed: its first STIM0 rise at RUN_AT (a rig without an internal
+    # target has no lead), a multiple of 4 ticks, as the host arms it.
+    _, t = netsim.uart_line(_requests(0), 200 * tick, bit)
+    run_at = (t // tick + ARM_AHEAD) // 4 * 4 if armed else None
+    line, t = netsim.uart_line(_requests(run_at), 200 * tick, bit)
     rows += [(ts, n, v) for ts, v in line]
     # The edges: one pulse per slot, on the pins in turn; the rise at a phase of the
     # 1 ns sweep over two sync periods, the fall three periods later at another.
@@ -86,7 +102,7 @@ def _stimulus(sim, board, seed=1):
     end = t0 + len(phases) * slot + (len(edges) + 12) * 16 * 10 * bit
     rows.append((end, n, 1))
     rows.sort()
-    return rows, edges
+    return rows, edges, run_at
 
 
 #: What this simulation found against the first QuadSampler (both families alike, at
@@ -104,14 +120,16 @@ def _stimulus(sim, board, seed=1):
 def test_netlist_times_every_subtick_phase(board, tmp_path):
     _needs_tools()
     sim = netsim.simulator(board)
-    rows, edges = _stimulus(sim, board)
+    from rtrig.boards import BOARDS
+    b = BOARDS[board]
+    armed = b.rig().armed
+    rows, edges, run_at = _stimulus(sim, board, armed=armed)
     trace = sim.run(rows, tmp_path)
     n = len(sim.pins)
     tx = [(t, v) for t, s, v in trace if s == n]
     stim = [(t, v) for t, s, v in trace if s == n + 1][1:]      # (the initial level)
     reads, events = netsim.decode(netsim.uart_decode(tx, sim.bit_ps))
-    from rtrig.boards import BOARDS
-    b = BOARDS[board]
+    assert bool(reads[Reg.CAPS] & Caps.ARMED) == armed
     assert reads[Reg.TICK_HZ] == b.clk_freq * b.tick_step
     in_delay = reads[Reg.IN_DELAY]
     assert in_delay == 4 * (2 + 2), in_delay                    # IN_DELAY, pin_latency 2
@@ -123,6 +141,8 @@ def test_netlist_times_every_subtick_phase(board, tmp_path):
     assert len(origins) == 1, f"STIM0 edges against the rig's times: {origins}"
     origin = origins.pop()
     assert origin % (4 * sim.tick_ps) == 0, "tick 0 does not start at a sync edge"
+    # An armed run's first STIM0 rise is at RUN_AT itself, whenever its write landed.
+    assert not armed or stim_ev[0] == (run_at, True), (stim_ev[0], run_at)
     # Every input edge: its true time, quantized to the tick.
     want = sorted(((ts - origin) // sim.tick_ps, pin, rising) for ts, pin, rising in edges)
     got = sorted((t, i, r) for t, i, r in events if i != STIM0)

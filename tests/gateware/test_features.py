@@ -49,11 +49,24 @@ def test_caps_say_which_of_intervals_and_bursts_are_built_in(kw):
 
 def test_features_left_out_take_their_registers():
     # The registers that read their map value in a rig without model and statistics:
-    # what the rig's earlier name-prefix rule made absent, and the model's TRUTH_OVERFLOW.
-    missing = {r.name for r in REGISTERS} - set(owned(GatewareTop(with_model=False, with_stats=False)))
+    # what the rig's earlier name-prefix rule made absent, the model's TRUTH_OVERFLOW and
+    # the lead of an armed run that restarts an internal target; without armed runs,
+    # RUN_AT too.
     expected = {r.name for r in REGISTERS
                 if r.name.startswith(("MODEL_", "STAT_", "HIST_", "HB_")) and r.name != "HB_COUNT"}
-    assert missing == expected | {"TRUTH_OVERFLOW"}
+    expected |= {"TRUTH_OVERFLOW", "STIM_LEAD"}
+    for armed, more in ((True, set()), (False, {"RUN_AT_LO", "RUN_AT_HI"})):
+        rig = GatewareTop(with_model=False, with_stats=False, armed=armed)
+        assert {r.name for r in REGISTERS} - set(owned(rig)) == expected | more
+
+
+@pytest.mark.parametrize("kw", [{}, {"with_model": False}, {"with_model": False, "armed": False},
+                                {"armed": False}])
+def test_caps_say_whether_runs_are_armed(kw):
+    from rtrig.protocol import Caps
+    caps = features(GatewareTop(**kw))["control"].values["CAPS"]
+    # The model (or the SoC) is restarted by an armed run: such a rig always arms.
+    assert bool(caps & Caps.ARMED) == (kw.get("armed", True) or kw.get("with_model", True))
 
 
 def test_every_feature_documents_its_members():

@@ -15,8 +15,8 @@ STEP = 4
 
 
 def armed_trace(at_cycle, lead_cycles, arm_cycle, gen_cls=StimulusGenerator, cycles=120,
-                restart=1, stop_cycle=None):
-    arm, gen = RunArm(STEP), gen_cls()
+                restart=1, stop_cycle=None, built_with_restart=True):
+    arm, gen = RunArm(STEP, restart=built_with_restart), gen_cls()
     m = Module()
     m.submodules.arm, m.submodules.gen = arm, gen
     now = Signal(48)
@@ -56,6 +56,25 @@ def test_the_first_pulse_rises_at_run_at_plus_lead_whenever_armed(gen_cls, arm_c
     held = [c for c, v in enumerate(hold) if v]
     assert held == list(range(arm_cycle + 1, at - ARM_HOLD_LEAD))
     assert [c for c, v in enumerate(armed) if v] == list(range(arm_cycle + 1, at + lead - 1))
+
+
+@pytest.mark.parametrize("gen_cls", [StimulusGenerator, LeanStimulusGenerator])
+@pytest.mark.parametrize("arm_cycle", [3, 17, 41])
+def test_a_rig_without_an_internal_target_starts_at_run_at_and_holds_nothing(gen_cls,
+                                                                            arm_cycle):
+    at = 50
+    # Built without the restart, the lead and RESTART are ignored.
+    s0, hold, armed = armed_trace(at, 9, arm_cycle, gen_cls, built_with_restart=False)
+    assert [c for c, v in edges(s0) if v] == [at, at + 10]
+    assert not any(hold)
+    assert [c for c, v in enumerate(armed) if v] == list(range(arm_cycle + 1, at - 1))
+
+
+def test_a_lean_arm_too_late_never_starts_and_stop_disarms_it():
+    s0, _, armed = armed_trace(20, 0, 30, cycles=80, stop_cycle=70,
+                               built_with_restart=False)
+    assert not any(s0)
+    assert armed[69] and not armed[72]
 
 
 def test_without_restart_nothing_is_held():
