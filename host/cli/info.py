@@ -50,7 +50,8 @@ def info(obj, as_json):
     n = d["latency_channels"]
     click.echo(f"channels   {n} latency channels (isr, app"
                + (f" and {n - 2} interval channels)" if n > 2 else ")"))
-    names = {"intervals": "interval channels (any edge to any edge)", "burst": "bursts"}
+    names = {"intervals": "interval channels (any edge to any edge)", "burst": "bursts",
+             "armed": "armed runs (RUN_AT)"}
     have = [names[f] for f in names if f in d["features"]]
     lack = [names[f] for f in names if f not in d["features"]]
     click.echo("features   " + (", ".join(have) or "—")

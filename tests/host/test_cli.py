@@ -114,4 +114,4 @@ def test_info_on_the_twin():
     assert d["tick_hz"] == 120_000_000 and d["tick_ns"] == pytest.approx(25 / 3)
     assert d["board_name"] == "ulx3s" and d["latency_channels"] == 4
     assert "loopback" in d["targets"] and d["simulation"] is True
-    assert d["features"] == ["intervals", "burst"]
+    assert d["features"] == ["intervals", "burst", "armed"]
