@@ -26,7 +26,8 @@ __all__ = ["cli", "main"]
 @click.group(context_settings=CONTEXT, no_args_is_help=True)
 @click.version_option(__version__, "-V", "--version", prog_name="rtrig")
 @click.option("--port", envvar="RTRIG_PORT", metavar="PORT",
-              help="Rig serial port or pyserial URL (env RTRIG_PORT).")
+              help="Rig serial port or pyserial URL; auto: the board found by its USB "
+                   "identity; serial:XYZ: the port of serial number XYZ (env RTRIG_PORT).")
 @click.option("--sim", is_flag=True, envvar="RTRIG_SIM",
               help="Use the simulation twin instead of a rig on a port: the ULX3S "
                    "gateware (with --target soc its SoC target's).")

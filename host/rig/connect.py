@@ -47,7 +47,9 @@ def twin_exit(simrig, wait=1.0):
 @contextlib.contextmanager
 def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None,
              sim_link="fast", baudrate=3_000_000, console=None):
-    """Open a rig on ``port`` (a device or pyserial URL) or start the simulation twin.
+    """Open a rig on ``port`` (a device or pyserial URL; ``auto``: the one board found
+    by its USB identity, ``serial:XYZ`` the port of serial number XYZ,
+    :func:`rtrig.host.rig.ports.resolve_port`) or start the simulation twin.
 
     With ``sim``, ``soc=True`` starts the twin built with the reference SoC running
     ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md, its console
@@ -60,7 +62,9 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
     --baud``); a socket ignores it."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     if not sim and not port:
-        raise UsageError("no rig given", hint="use --port PORT (or RTRIG_PORT), or --sim")
+        raise UsageError("no rig given",
+                         hint="use --port PORT (or RTRIG_PORT; --port auto finds a board "
+                              "by USB), or --sim")
     simrig = None
     try:
         if sim:
@@ -72,6 +76,9 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
             simrig = SimRig(log=log, **opts)
             simrig.start()
             port = simrig.url
+        else:
+            from .ports import resolve_port
+            port = resolve_port(port)
         with connect(port, baudrate=baudrate, simrig=simrig) as rig:
             yield rig
     finally:
