@@ -43,12 +43,16 @@ __all__ = ["cli", "main"]
               show_default=True,
               help="Baud rate of the rig's serial port: the rate its gateware was built "
                    "with (`rtrig build --baud`; env RTRIG_BAUD).")
+@click.option("--accept-gateware", is_flag=True, envvar="RTRIG_ACCEPT_GATEWARE",
+              help="Measure even on a rig whose gateware is not what this rtrig builds "
+                   "for its board (recorded in the capture's META).")
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
 @click.pass_context
-def cli(ctx, port, sim, debug, sim_board, sim_link, baud):
+def cli(ctx, port, sim, debug, sim_board, sim_link, baud, accept_gateware):
     """rtrig: measure interrupt latency, jitter, max frequency and saturation of an OS."""
     ctx.obj = RigOptions(port, sim or sim_board is not None, debug,
-                         sim_board.lower() if sim_board else None, sim_link, int(baud))
+                         sim_board.lower() if sim_board else None, sim_link, int(baud),
+                         accept_gateware)
 
 
 for _command in (info, capture, sweep, suite, selftest, report, export, compare_cmd, build_cmd,

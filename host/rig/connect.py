@@ -11,10 +11,18 @@ import sys
 
 from ...errors import LinkError, UsageError
 from ...protocol import GATEWARE_VERSION
+from .gateware import check_gateware, twin_gateware
 from .link import RigLink
 from .rig import Rig
 
-__all__ = ["open_rig", "connect", "twin_exit"]
+__all__ = ["open_rig", "connect", "twin_exit", "is_device"]
+
+
+def is_device(port):
+    """Whether ``port`` is a serial device (a board), not a pyserial URL
+    (``socket://``, ``loop://``: a twin or a test); a board's gateware is compared
+    with this rtrig's build (:func:`~rtrig.host.rig.gateware.check_gateware`)."""
+    return "://" not in str(port)
 
 
 def twin_exit(simrig, wait=1.0):
@@ -89,7 +97,8 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
 @contextlib.contextmanager
 def connect(port, baudrate=3_000_000, simrig=None):
     """A :class:`Rig` on ``port`` (a device or pyserial URL), its gateware's protocol
-    checked; ``simrig``: the simulation twin already serving ``port``, if it is one
+    checked, and on a serial device its logic compared with this rtrig's build
+    (:attr:`Rig.gateware`); ``simrig``: the simulation twin already serving ``port``, if it is one
     (:func:`open_rig` starts one; a tool that starts its own twin passes it here). The
     link is closed at the end, the twin left to its owner."""
     link = RigLink(port, baudrate=baudrate)
@@ -101,6 +110,11 @@ def connect(port, baudrate=3_000_000, simrig=None):
             raise LinkError(f"the rig's gateware speaks protocol {info['version']}, "
                             f"this rtrig speaks {GATEWARE_VERSION}",
                             hint="rebuild/flash the gateware or upgrade rtrig")
-        yield Rig(link, info, simrig, port)
+        rig = Rig(link, info, simrig, port)
+        if simrig is not None:
+            rig.gateware = twin_gateware(info)
+        elif is_device(port):
+            rig.gateware = check_gateware(info)
+        yield rig
     finally:
         link.close()

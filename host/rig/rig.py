@@ -88,6 +88,9 @@ class Rig(StatisticsReads, CounterReads):
         self.info = info
         self.sim = sim
         self.port = port
+        #: The rig's gateware against this rtrig's build (the ``META`` entry
+        #: ``gateware``, :func:`rtrig.host.rig.gateware.check_gateware`), or None.
+        self.gateware = None
         #: Restart the target at the next run (set by :meth:`configure_target`).
         self._restart = False
         self._lead = 0
