@@ -11,6 +11,7 @@ from ...errors import Interrupted, RtrigError, stop_requested
 from .boards import build_cmd, flash_cmd
 from .capture import capture
 from .compare import compare_cmd
+from .doctor import doctor
 from .explain import explain
 from .history import history
 from .info import info
@@ -56,7 +57,7 @@ def cli(ctx, port, sim, debug, sim_board, sim_link, baud, accept_gateware):
 
 
 for _command in (info, capture, sweep, suite, selftest, report, export, compare_cmd, build_cmd,
-                 flash_cmd, history, explain):
+                 flash_cmd, history, explain, doctor):
     cli.add_command(_command)
 
 
