@@ -20,6 +20,7 @@ from .report import export, report
 from .selftest import selftest
 from .suite import suite
 from .sweep import sweep
+from .udev import udev
 
 __all__ = ["cli", "main"]
 
@@ -57,7 +58,7 @@ def cli(ctx, port, sim, debug, sim_board, sim_link, baud, accept_gateware):
 
 
 for _command in (info, capture, sweep, suite, selftest, report, export, compare_cmd, build_cmd,
-                 flash_cmd, history, explain, doctor):
+                 flash_cmd, history, explain, doctor, udev):
     cli.add_command(_command)
 
 
