@@ -62,7 +62,7 @@ USB_PROGRAMMERS = (
     UsbDevice(("ulx3s",), "FT231X", 0x0403, 0x6015, note="openFPGALoader -b ulx3s"),
     UsbDevice(("icebreaker",), "FT2232H", 0x0403, 0x6010, interface=0, note="iceprog"),
     UsbDevice(("orangecrab",), "DFU bootloader", 0x1209, 0x5af0,
-              note="openFPGALoader -b orangecrab"),
+              note="openFPGALoader -b orangeCrab"),
 )
 
 
