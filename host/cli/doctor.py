@@ -162,7 +162,6 @@ def host_checks(port=None, sim=False):
 def rig_checks(obj):
     """The checks of the rig ``obj`` opens: identity, gateware and link."""
     from ...errors import RtrigError
-    from ...protocol import Reg
     what = "simulation twin" if obj.sim else obj.port
     try:
         with obj.rig(measure=False) as rig:
@@ -176,11 +175,7 @@ def rig_checks(obj):
                                     f"{g['detail']}: run `{g['fix']}`",
                                     not obj.accept_gateware))
             try:
-                for _ in range(4):
-                    rig.link.read1(Reg.TIME_LO)
-                    if rig.link.read1(Reg.ID) != 0x52544731:
-                        raise RtrigError("ID read back wrong")
-                checks.append(Check("link", True, "8 register reads", True))
+                checks.append(Check("link", True, f"{rig.check_link()} register reads", True))
             except RtrigError as e:
                 checks.append(Check("link", False, f"{e}" + (f" ({e.hint})" if e.hint
                                                                 else ""), True))
