@@ -16,7 +16,7 @@ __all__ = ["info"]
 def info(obj, as_json):
     """Identify the rig: board, gateware version and hash, tick rate, link speed."""
     from ...protocol import Caps, Target, latency_channels
-    with obj.rig() as rig:
+    with obj.rig(measure=False) as rig:
         d = rig.describe()
         d["stim_step"] = rig.stim_step
         d["tick_ns"] = 1e9 / d["tick_hz"]
@@ -26,6 +26,7 @@ def info(obj, as_json):
         d["build_hash"] = f"{d['build_hash']:08x}"
         d["board_name"] = board_name(d["board"])
         d["loopback_max_ticks"] = rig.loopback_max_ticks
+        d["gateware"] = rig.gateware
         del d["caps"]
     if as_json:
         click.echo(json.dumps(d, indent=2))
@@ -33,6 +34,10 @@ def info(obj, as_json):
     click.echo(f"rig        {'simulation twin' if d['simulation'] else d['port']}")
     click.echo(f"board      {d['board_name']} (code {d['board']})")
     click.echo(f"gateware   protocol v{d['version']}, build {d['build_hash']}")
+    g = d["gateware"]
+    if g is not None and g["match"] is not None:
+        click.echo("           " + (g["detail"] if g["match"] else
+                                    f"not this rtrig's ({g['detail']}): run `{g['fix']}`"))
     click.echo(f"timebase   {d['tick_hz'] / 1e6:g} MHz, {d['tick_ns']:g} ns per tick "
                f"(input delay {d['in_delay']} ticks, subtracted)")
     step = d["stim_step"]

@@ -11,6 +11,7 @@ from ...errors import Interrupted, RtrigError, stop_requested
 from .boards import build_cmd, flash_cmd
 from .capture import capture
 from .compare import compare_cmd
+from .doctor import doctor
 from .explain import explain
 from .history import history
 from .info import info
@@ -19,6 +20,7 @@ from .report import export, report
 from .selftest import selftest
 from .suite import suite
 from .sweep import sweep
+from .udev import udev
 
 __all__ = ["cli", "main"]
 
@@ -26,7 +28,8 @@ __all__ = ["cli", "main"]
 @click.group(context_settings=CONTEXT, no_args_is_help=True)
 @click.version_option(__version__, "-V", "--version", prog_name="rtrig")
 @click.option("--port", envvar="RTRIG_PORT", metavar="PORT",
-              help="Rig serial port or pyserial URL (env RTRIG_PORT).")
+              help="Rig serial port or pyserial URL; auto: the board found by its USB "
+                   "identity; serial:XYZ: the port of serial number XYZ (env RTRIG_PORT).")
 @click.option("--sim", is_flag=True, envvar="RTRIG_SIM",
               help="Use the simulation twin instead of a rig on a port: the ULX3S "
                    "gateware (with --target soc its SoC target's).")
@@ -42,16 +45,20 @@ __all__ = ["cli", "main"]
               show_default=True,
               help="Baud rate of the rig's serial port: the rate its gateware was built "
                    "with (`rtrig build --baud`; env RTRIG_BAUD).")
+@click.option("--accept-gateware", is_flag=True, envvar="RTRIG_ACCEPT_GATEWARE",
+              help="Measure even on a rig whose gateware is not what this rtrig builds "
+                   "for its board (recorded in the capture's META).")
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
 @click.pass_context
-def cli(ctx, port, sim, debug, sim_board, sim_link, baud):
+def cli(ctx, port, sim, debug, sim_board, sim_link, baud, accept_gateware):
     """rtrig: measure interrupt latency, jitter, max frequency and saturation of an OS."""
     ctx.obj = RigOptions(port, sim or sim_board is not None, debug,
-                         sim_board.lower() if sim_board else None, sim_link, int(baud))
+                         sim_board.lower() if sim_board else None, sim_link, int(baud),
+                         accept_gateware)
 
 
 for _command in (info, capture, sweep, suite, selftest, report, export, compare_cmd, build_cmd,
-                 flash_cmd, history, explain):
+                 flash_cmd, history, explain, doctor, udev):
     cli.add_command(_command)
 
 

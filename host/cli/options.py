@@ -11,6 +11,7 @@ Every subcommand module imports this one and nothing of its siblings, and the gr
 (``rtrig.host.cli``) imports the subcommands: the CLI has no import circle.
 """
 
+import contextlib
 import datetime
 import functools
 from pathlib import Path
@@ -49,16 +50,20 @@ class RigOptions:
     """The rig a command opens: ``--port``/``--sim`` and the twin's options (global,
     or given after the subcommand), set by the group and the subcommand together."""
 
-    def __init__(self, port, sim, debug, sim_board=None, sim_link="fast", baud=3_000_000):
+    def __init__(self, port, sim, debug, sim_board=None, sim_link="fast", baud=3_000_000,
+                 accept_gateware=False):
         self.port, self.sim, self.debug = port, sim, debug
+        self.accept_gateware = accept_gateware
         self.sim_board = sim_board
         self.sim_link = sim_link
         self.baud = baud
         self.soc, self.firmware = False, None   # set by commands given --target soc
         self.console = None                     # --console FILE (the SoC twin's)
 
-    def merge(self, sim_here, port_here):
-        """``--sim`` / ``--port`` given after the subcommand."""
+    def merge(self, sim_here, port_here, accept_here=False):
+        """``--sim`` / ``--port`` / ``--accept-gateware`` given after the subcommand."""
+        if accept_here:
+            self.accept_gateware = True
         if sim_here:
             self.sim = True
         if port_here:
@@ -95,8 +100,16 @@ class RigOptions:
             return {}                   # named in one line when the rig is opened
         return {"tick_hz": board.clk_freq * board.tick_step, "step": board.tick_step}
 
-    def rig(self):
-        """Open the rig (a context manager giving a :class:`rtrig.host.rig.rig.Rig`)."""
+    def rig(self, measure=True):
+        """Open the rig (a context manager giving a :class:`rtrig.host.rig.rig.Rig`).
+        ``measure``: refuse a rig whose gateware is not this rtrig's build, unless
+        ``--accept-gateware`` was given (:func:`rtrig.host.rig.gateware.refuse_mismatch`)."""
+        opened = self._open()
+        if not measure or self.accept_gateware:
+            return opened
+        return _checked(opened)
+
+    def _open(self):
         from ..rig.connect import open_rig
         if self.sim and self.port:
             raise UsageError("give either --port or --sim, not both")
@@ -114,15 +127,26 @@ class RigOptions:
         return open_rig(self.port, self.sim, **opts)
 
 
+@contextlib.contextmanager
+def _checked(opened):
+    from ..rig.gateware import refuse_mismatch
+    with opened as rig:
+        refuse_mismatch(rig.gateware)
+        yield rig
+
+
 def rig_options(f):
     """A subcommand that opens a rig: takes ``--sim``/``--port`` after its name too
     (``rtrig capture --sim``) and receives the :class:`RigOptions` first."""
     @functools.wraps(f)
-    def command(obj, sim_here, port_here, **kwargs):
-        obj.merge(sim_here, port_here)
+    def command(obj, sim_here, port_here, accept_here, **kwargs):
+        obj.merge(sim_here, port_here, accept_here)
         return f(obj, **kwargs)
 
     command = click.pass_obj(command)
+    command = click.option("--accept-gateware", "accept_here", is_flag=True,
+                           help="Measure even on a rig whose gateware is not this "
+                                "rtrig's build (as the global option).")(command)
     command = click.option("--port", "port_here", metavar="PORT",
                            help="Rig port (as the global option).")(command)
     return click.option("--sim", "sim_here", is_flag=True,

@@ -11,10 +11,18 @@ import sys
 
 from ...errors import LinkError, UsageError
 from ...protocol import GATEWARE_VERSION
+from .gateware import check_gateware, twin_gateware
 from .link import RigLink
 from .rig import Rig
 
-__all__ = ["open_rig", "connect", "twin_exit"]
+__all__ = ["open_rig", "connect", "twin_exit", "is_device"]
+
+
+def is_device(port):
+    """Whether ``port`` is a serial device (a board), not a pyserial URL
+    (``socket://``, ``loop://``: a twin or a test); a board's gateware is compared
+    with this rtrig's build (:func:`~rtrig.host.rig.gateware.check_gateware`)."""
+    return "://" not in str(port)
 
 
 def twin_exit(simrig, wait=1.0):
@@ -47,7 +55,9 @@ def twin_exit(simrig, wait=1.0):
 @contextlib.contextmanager
 def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None,
              sim_link="fast", baudrate=3_000_000, console=None):
-    """Open a rig on ``port`` (a device or pyserial URL) or start the simulation twin.
+    """Open a rig on ``port`` (a device or pyserial URL; ``auto``: the one board found
+    by its USB identity, ``serial:XYZ`` the port of serial number XYZ,
+    :func:`rtrig.host.rig.ports.resolve_port`) or start the simulation twin.
 
     With ``sim``, ``soc=True`` starts the twin built with the reference SoC running
     ``firmware`` (a raw ``.bin``; default ``rt_test``), see docs/soc.md, its console
@@ -60,7 +70,9 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
     --baud``); a socket ignores it."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     if not sim and not port:
-        raise UsageError("no rig given", hint="use --port PORT (or RTRIG_PORT), or --sim")
+        raise UsageError("no rig given",
+                         hint="use --port PORT (or RTRIG_PORT; --port auto finds a board "
+                              "by USB), or --sim")
     simrig = None
     try:
         if sim:
@@ -72,6 +84,9 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
             simrig = SimRig(log=log, **opts)
             simrig.start()
             port = simrig.url
+        else:
+            from .ports import resolve_port
+            port = resolve_port(port)
         with connect(port, baudrate=baudrate, simrig=simrig) as rig:
             yield rig
     finally:
@@ -82,7 +97,8 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
 @contextlib.contextmanager
 def connect(port, baudrate=3_000_000, simrig=None):
     """A :class:`Rig` on ``port`` (a device or pyserial URL), its gateware's protocol
-    checked; ``simrig``: the simulation twin already serving ``port``, if it is one
+    checked, and on a serial device its logic compared with this rtrig's build
+    (:attr:`Rig.gateware`); ``simrig``: the simulation twin already serving ``port``, if it is one
     (:func:`open_rig` starts one; a tool that starts its own twin passes it here). The
     link is closed at the end, the twin left to its owner."""
     link = RigLink(port, baudrate=baudrate)
@@ -94,6 +110,11 @@ def connect(port, baudrate=3_000_000, simrig=None):
             raise LinkError(f"the rig's gateware speaks protocol {info['version']}, "
                             f"this rtrig speaks {GATEWARE_VERSION}",
                             hint="rebuild/flash the gateware or upgrade rtrig")
-        yield Rig(link, info, simrig, port)
+        rig = Rig(link, info, simrig, port)
+        if simrig is not None:
+            rig.gateware = twin_gateware(info)
+        elif is_device(port):
+            rig.gateware = check_gateware(info)
+        yield rig
     finally:
         link.close()

@@ -23,6 +23,7 @@ from ...protocol import (
     LAT_EDGES_RESET,
     MODEL_PARAM_REGS,
     REGISTER_BY_ADDR,
+    RIG_ID,
     Caps,
     PacketType,
     Reg,
@@ -88,6 +89,9 @@ class Rig(StatisticsReads, CounterReads):
         self.info = info
         self.sim = sim
         self.port = port
+        #: The rig's gateware against this rtrig's build (the ``META`` entry
+        #: ``gateware``, :func:`rtrig.host.rig.gateware.check_gateware`), or None.
+        self.gateware = None
         #: Restart the target at the next run (set by :meth:`configure_target`).
         self._restart = False
         self._lead = 0
@@ -120,6 +124,15 @@ class Rig(StatisticsReads, CounterReads):
     def describe(self):
         return {**self.info, "port": self.port if not self.sim else "sim",
                 "simulation": self.sim is not None}
+
+    def check_link(self, reads=4):
+        """Read ``ID`` and the timebase ``reads`` times (``rtrig doctor``): a wrong ``ID``
+        or an unanswered read is a :class:`LinkError`. Returns the reads made."""
+        for _ in range(reads):
+            self.time()
+            if (ident := self.link.read1(Reg.ID)) != RIG_ID:
+                raise LinkError(f"ID read back as 0x{ident:08x}")
+        return 2 * reads
 
     def has_target(self, target):
         return bool(self.link.read1(Reg.CAPS) & (1 << TARGETS[target]))

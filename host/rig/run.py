@@ -70,6 +70,8 @@ def rig_meta(rig):
         "board": rig.info["board"],
         "simulation": rig.sim is not None,
         "tick_hz": rig.tick_hz,
+        # The rig's logic against this rtrig's build of it (host/rig/gateware.py).
+        **({"gateware": rig.gateware} if getattr(rig, "gateware", None) else {}),
         # The SoC twin's firmware, so that a replay can tell it runs the same image.
         **({"soc_image_sha256": hashlib.sha256(rig.sim.image).hexdigest()}
            if rig.sim is not None and getattr(rig.sim, "image", None) else {}),

@@ -64,7 +64,7 @@ def _clocking(platform):
 
 def _openfpgaloader(bitstream):
     # The board must be in its DFU bootloader: hold the button while plugging USB in.
-    return ["openFPGALoader", "-b", "orangecrab", str(bitstream)]
+    return ["openFPGALoader", "-b", "orangeCrab", str(bitstream)]
 
 
 def _board(name, base, title):

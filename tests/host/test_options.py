@@ -33,7 +33,7 @@ from rtrig.host.rig.rig import TARGETS
 
 COMMANDS = {"capture": capture_cmd, "sweep": sweep_cmd, "suite": suite_cmd}
 #: CLI parameters that are not measurement settings (the module docstring says why).
-CLI_FRONT_DOOR = {"sim_here", "port_here", "output", "as_json", "quiet", "firmware",
+CLI_FRONT_DOOR = {"sim_here", "port_here", "accept_here", "output", "as_json", "quiet", "firmware",
                   "console", "help", "history_db", "labels", "twins", "replay"}
 #: RigAPI parameters that are not measurement settings.
 API_FRONT_DOOR = {"capture": {"self", "path", "progress"}, "sweep": {"self", "path", "log"}}
