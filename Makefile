@@ -14,9 +14,10 @@ STAMP   := $(VENV)/.installed
 export YOWASP_CACHE_DIR ?= $(CURDIR)/build/yowasp-cache
 
 # Debian packages: perl (Verilator), chromium + fonts (browser check of reports),
-# sigrok-cli (a real consumer of VCD exports), rt-tests (cyclictest, beside the rig
-# in reports)
-APT_PACKAGES := perl chromium fonts-dejavu-core sigrok-cli rt-tests postgresql openfpgaloader
+# sigrok-cli and gtkwave (vcd2fst): real consumers of VCD exports, rt-tests
+# (cyclictest, beside the rig in reports), openfpgaloader (the board names rtrig flash
+# passes)
+APT_PACKAGES := perl chromium fonts-dejavu-core sigrok-cli gtkwave rt-tests postgresql openfpgaloader
 
 .PHONY: help venv system-deps demo demo-soc test test-python test-firmware lint bench \
         linux-deps test-linux test-linux-all \
@@ -40,7 +41,7 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)       ## create .venv with the pinned Python packages (and the labgrid extra)
 
-system-deps:         ## install missing Debian packages (chromium, sigrok-cli, perl, rt-tests, openfpgaloader)
+system-deps:         ## install missing Debian packages (chromium, sigrok-cli, gtkwave, perl, rt-tests, openfpgaloader)
 	@missing=""; for pkg in $(APT_PACKAGES); do \
 	  dpkg -s $$pkg >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \

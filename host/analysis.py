@@ -194,7 +194,8 @@ def capture_summary(cap):
 
 #: What a capture's ``END`` status says is missing, for the statuses of a run that
 #: ended before its pulse train did (rtrig.host.rig.run.end_status).
-_ENDED_EARLY = {"link lost": "ended with a lost link", "interrupted": "was interrupted",
+_ENDED_EARLY = {"link lost": "ended with a lost link", "unplugged": "ended when the rig was "
+                "unplugged", "interrupted": "was interrupted",
                 "failed": "ended by a failure"}
 
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The project's own error types; the CLI turns them into one-line messages."""
 
-__all__ = ["RtrigError", "UsageError", "LinkError", "NotARigError", "SimulationError",
+__all__ = ["RtrigError", "UsageError", "LinkError", "NotARigError", "RigUnplugged",
+           "SimulationError",
            "CaptureFormatError", "ToolchainError", "Interrupted"]
 
 
@@ -27,6 +28,10 @@ class LinkError(RtrigError):
 class NotARigError(LinkError):
     """Something answers on the port, but it is not an rtrig rig."""
     exit_code = 4
+
+
+class RigUnplugged(LinkError):
+    """The rig's serial port went away while in use (a cable pulled, a board reset)."""
 
 
 class SimulationError(RtrigError):

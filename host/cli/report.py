@@ -69,7 +69,10 @@ def report(captures, output, title, elf, stages):
 @click.option("--stages", default=None, metavar="EDGES",
               help="trace: marker edges as stages, e.g. marker1+,marker2+ (a capture "
                    "with --raw): a track per stage.")
-def export(capture, fmt, output, buckets, elf, stages):
+@click.option("--timescale", default=None, metavar="ns|ps",
+              help="vcd: ns (1 ns, each edge rounded to the nearest ns: sigrok and "
+                   "PulseView read it in seconds) or ps (exact to the ps) [default: ns].")
+def export(capture, fmt, output, buckets, elf, stages, timescale):
     """Export CAPTURE for other tools: CSV, JSON, a summary CSV, VCD or a cyclictest
     histogram."""
     from ...capture import load
@@ -82,6 +85,14 @@ def export(capture, fmt, output, buckets, elf, stages):
         options["buckets"] = buckets
     if (elf is not None or stages is not None) and fmt != "trace":
         raise UsageError("--elf and --stages apply to --format trace only")
+    if timescale is not None:
+        from ..integrations.export_vcd import TIMESCALES
+        if fmt != "vcd":
+            raise UsageError("--timescale applies to --format vcd only")
+        if timescale not in TIMESCALES:
+            raise UsageError(f"--timescale must be {' or '.join(TIMESCALES)}, "
+                             f"not '{timescale}'")
+        options["timescale"] = timescale
     if fmt == "trace":
         options["elf"] = elf or "auto"
         options["stages"] = stages

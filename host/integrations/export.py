@@ -10,7 +10,9 @@
   every figure in ns, each percentile's 95 % bounds and the maximum's exceedance
   bound (the numbers of ``json``'s ``channels``, for a spreadsheet).
 * ``vcd`` — the raw events as a Value Change Dump (stimulus outputs and rig inputs as
-  1-bit wires) for PulseView/sigrok and GTKWave; the timescale is the rig's tick.
+  1-bit wires) for PulseView/sigrok and GTKWave; the timescale is 1 ns (each edge
+  rounded to the nearest ns) unless the tick is a whole 1, 10 or 100 ns, or exact
+  to the ps with ``timescale="ps"``.
 * ``cyclictest`` — the latency histogram in the layout of rt-tests' ``cyclictest -h``
   (one line per µs bucket, a column per channel, then ``# Min Latencies:`` … lines)
   so histogram plotting scripts written for cyclictest (OSADL's) work unchanged.

@@ -54,7 +54,7 @@ def twin_exit(simrig, wait=1.0):
 
 @contextlib.contextmanager
 def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None,
-             sim_link="fast", baudrate=3_000_000, console=None):
+             sim_link="fast", baudrate=3_000_000, console=None, sim_serial=None):
     """Open a rig on ``port`` (a device or pyserial URL; ``auto``: the one board found
     by its USB identity, ``serial:XYZ`` the port of serial number XYZ,
     :func:`rtrig.host.rig.ports.resolve_port`) or start the simulation twin.
@@ -67,16 +67,20 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
     :data:`rtrig.host.sim.SIM_BOARD`); ``sim_link`` its host link:
     ``fast`` (default) or ``line`` (the board's own baud, :data:`rtrig.host.sim.LINKS`).
     ``baudrate``: the serial port's rate (a rig built with a faster link, ``rtrig build
-    --baud``); a socket ignores it."""
+    --baud``); a socket ignores it. ``sim_serial``: how the host reaches the twin,
+    ``socket`` (its socket:// URL) or ``pty`` (a pseudo-terminal opened as a serial
+    port, :class:`rtrig.host.sim.pty_link.PtyBridge`, on ``rig.sim.pty``); default
+    ``RTRIG_SIM_SERIAL``, else ``socket``."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     if not sim and not port:
         raise UsageError("no rig given",
                          hint="use --port PORT (or RTRIG_PORT; --port auto finds a board "
                               "by USB), or --sim")
-    simrig = None
+    simrig = bridge = None
     try:
         if sim:
-            from ..sim import SimRig
+            from ..sim import SimRig, pty_link
+            serial_kind = pty_link.sim_serial(sim_serial)
             opts = {"soc": True, "firmware": firmware, "console": console} if soc else {}
             opts["link"] = sim_link
             if board is not None:
@@ -84,12 +88,18 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
             simrig = SimRig(log=log, **opts)
             simrig.start()
             port = simrig.url
+            simrig.pty = None
+            if serial_kind == "pty":
+                bridge = simrig.pty = pty_link.PtyBridge(simrig.url).start()
+                port = bridge.device
         else:
             from .ports import resolve_port
             port = resolve_port(port)
         with connect(port, baudrate=baudrate, simrig=simrig) as rig:
             yield rig
     finally:
+        if bridge is not None:
+            bridge.close()
         if simrig is not None:
             simrig.stop()
 

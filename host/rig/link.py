@@ -5,17 +5,34 @@ One code path for a real serial port (``/dev/ttyUSB1``) and for the simulation t
 (``socket://127.0.0.1:PORT``): the link sees bytes, nothing else.
 """
 
+import errno
 import time
 
 import serial
 
-from ...errors import LinkError, NotARigError, check_stop
+from ...errors import LinkError, NotARigError, RigUnplugged, check_stop
 from ...framing import SlipDecoder, frame
 from ...protocol import RIG_ID, ChanFlags, PacketType, Reg
 from .decode import _CHAN_BYTE, _STREAMS
 from .loss import LossCounter
 
 __all__ = ["RigLink"]
+
+#: The errors of a serial device that has gone (a USB serial port unplugged, a
+#: pseudo-terminal whose master closed), by errno and in pyserial's words.
+_GONE_ERRNOS = (errno.EIO, errno.ENXIO, errno.ENODEV)
+_GONE_WORDS = ("Input/output error", "No such device", "device disconnected")
+
+
+def _port_gone(exc):
+    """Does ``exc`` (from a serial port's read or write) say the device has gone?"""
+    while exc is not None:
+        if getattr(exc, "errno", None) in _GONE_ERRNOS or \
+                any(w in str(exc) for w in _GONE_WORDS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
 
 #: The most bytes one poll takes in (a read that returns what has arrived, at once):
 #: 64 KiB, 87 ms of the twin's 7.5 Mbaud link.
@@ -135,7 +152,7 @@ class RigLink:
                 self.port.timeout = 0
             data += self.port.read(_READ_CHUNK)
         except (serial.SerialException, OSError) as e:
-            raise self._lost(f"link to {self.url} lost: {e}") from e
+            raise self._lost(f"link to {self.url} lost: {e}", exc=e) from e
         if data:
             self.bytes_in += len(data)
             for ptype, seq, payload in self.decoder.feed(data):
@@ -204,9 +221,15 @@ class RigLink:
                      "the baud rate; or the rig's gateware speaks another protocol version")
         raise self._no_answer(tries)
 
-    def _lost(self, what, reason=None):
-        """The error of a broken link: a twin's exit when it has exited (``reason``,
-        else asked), the cable and power of a serial rig otherwise."""
+    def _lost(self, what, reason=None, exc=None):
+        """The error of a broken link: a serial port that has gone (``exc`` says so:
+        :class:`RigUnplugged`), a twin's exit when it has exited (``reason``, else
+        asked), the cable and power of a serial rig otherwise."""
+        if exc is not None and "://" not in str(self.url) and _port_gone(exc):
+            return RigUnplugged(f"rig unplugged: its serial port {self.url} went away "
+                                f"({exc})",
+                                hint="plug the rig back in and run again; a capture file "
+                                     "keeps every record received until then")
         if self.twin_exit is None:
             return LinkError(what, hint="check the cable and the rig's power")
         reason = reason or self.twin_exit()
@@ -264,7 +287,7 @@ class RigLink:
                 self.port.write(packet)
                 self.bytes_out += len(packet)
             except (serial.SerialException, OSError) as e:
-                raise self._lost(f"cannot write to {self.url}: {e}") from e
+                raise self._lost(f"cannot write to {self.url}: {e}", exc=e) from e
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 self.poll(wait=0.05)

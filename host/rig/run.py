@@ -5,7 +5,8 @@ Every procedure that writes a capture file (records, statistics, sweep) opens a
 :class:`CaptureRun` around its measurement. The run writes ``META`` first, takes the
 procedure's chunks as they come, and ends the file with its ``END`` status whatever
 happens: ``complete``/``incomplete`` by :meth:`CaptureRun.finish`, and on Ctrl-C, a
-lost link or a failure ``interrupted``/``link lost``/``failed`` — after stopping the
+lost link, an unplugged rig or a failure ``interrupted``/``link lost``/``unplugged``/
+``failed`` — after stopping the
 stimulus and saving what the procedure can still recover (its ``salvage`` callback),
 so an interrupted capture keeps everything recorded so far.
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from ... import __version__
 from ...capture import CaptureWriter
-from ...errors import LinkError, stop_taken
+from ...errors import LinkError, RigUnplugged, stop_taken
 
 __all__ = ["CaptureRun", "CaptureResult", "Progress", "rig_meta", "capture_meta", "now"]
 
@@ -33,6 +34,8 @@ def end_status(exc):
     """The ``END`` status of a run ended by ``exc``."""
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted"
+    if isinstance(exc, RigUnplugged):
+        return "unplugged"
     return "link lost" if isinstance(exc, LinkError) else "failed"
 
 

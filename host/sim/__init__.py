@@ -6,7 +6,8 @@
 and compiles it with the C++ harness (``harness.cpp``) into a simulator binary, cached
 by the hash of everything that goes into it. :class:`SimRig`
 (:mod:`~rtrig.host.sim.simrig`) starts that binary and gives the ``socket://`` URL the
-host connects to. :mod:`~rtrig.host.sim.soc_ram` holds the SoC twin's RAM image,
+host connects to; :mod:`~rtrig.host.sim.pty_link` serves it on a pseudo-terminal
+instead (``RTRIG_SIM_SERIAL=pty``). :mod:`~rtrig.host.sim.soc_ram` holds the SoC twin's RAM image,
 :mod:`~rtrig.host.sim.console` the SoC console's verdicts.
 """
 

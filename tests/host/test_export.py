@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from test_report import TICK_HZ, events_from_records, make_records, write_capture
 
+from rtrig.errors import UsageError
 from rtrig.host.analysis import channel_stats
 from rtrig.host.cli import main
 from rtrig.host.integrations import export as ex
@@ -19,6 +20,11 @@ from rtrig.host.integrations import export_vcd
 from rtrig.protocol import ChanFlags
 
 SIGROK = shutil.which("sigrok-cli")
+VCD2FST = shutil.which("vcd2fst")
+FST2VCD = shutil.which("fst2vcd")
+#: The boards' real ticks: the ECP5 boards (ULX3S, OrangeCrab) and their twins at
+#: 120 MHz (8.33 ns), the iCEBreaker at 96 MHz (10.42 ns).
+BOARD_TICKS = {"ecp5-120MHz": 120_000_000, "icebreaker-96MHz": 96_000_000}
 
 
 @pytest.fixture
@@ -188,11 +194,179 @@ def test_vcd_structure(cap2):
 
 
 def test_vcd_timescale_for_other_tick_rates():
-    assert export_vcd._vcd_timescale(100e6) == ("10 ns", 1)
-    assert export_vcd._vcd_timescale(1e9) == ("1 ns", 1)
-    assert export_vcd._vcd_timescale(10e6) == ("100 ns", 1)
-    scale, factor = export_vcd._vcd_timescale(48e6)
+    for ts in ("ns", "ps"):
+        assert export_vcd._vcd_timescale(100e6, ts) == ("10 ns", 1)
+        assert export_vcd._vcd_timescale(1e9, ts) == ("1 ns", 1)
+        assert export_vcd._vcd_timescale(10e6, ts) == ("100 ns", 1)
+    scale, factor = export_vcd._vcd_timescale(48e6, "ps")
     assert scale == "1 ps" and factor == pytest.approx(1e12 / 48e6)
+    scale, factor = export_vcd._vcd_timescale(48e6, "ns")
+    assert scale == "1 ns" and factor == pytest.approx(1e9 / 48e6)
+    assert export_vcd._vcd_timescale(4e9, "ps") == ("1 ps", 250.0)
+    with pytest.raises(UsageError, match="shorter than 1 ns"):
+        export_vcd._vcd_timescale(4e9, "ns")         # 0.25 ns ticks would merge at 1 ns
+
+
+def _board_capture(path, tick_hz, n):
+    """A synthetic capture of ``n`` 10 kHz pulses at a board's tick, with raw events."""
+    period = tick_hz // 10_000
+    rng = np.random.default_rng(5)
+    lat = 100 + rng.integers(0, 300, n)
+    isr = make_records(n, 0, lat, lat + 40, period=period)
+    app = make_records(n, 1, lat + 900, lat + 1200, missed=(n // 2,), period=period)
+    ev = events_from_records({0: isr, 1: app}, n, period=period, high=period // 2)
+    meta = {"tick_hz": tick_hz,
+            "stimulus": {"freq_hz": 10_000, "period_ticks": period, "high_ticks": period // 2,
+                         "count": n, "jitter_ticks": 0}}
+    cap = write_capture(path, [isr, app], events=ev, meta=meta)
+    cap.isr = isr
+    return cap, ev
+
+
+def _expected_edges(ev, tick_hz, per_s):
+    """{wire: [(time in timescale units, level)]} the events make, rounded to the unit."""
+    t0 = int(ev["t"][0])
+    want = {}
+    for inp, name in export_vcd.VCD_WIRES.items():
+        e = ev[ev["input"] == inp]
+        if len(e):
+            t = np.round((e["t"].astype(np.int64) - t0) * (per_s / tick_hz)).astype(np.int64)
+            want[name] = list(zip(t.tolist(), e["rising"].astype(int).tolist()))
+    return want
+
+
+def _edges_of_vcd(text):
+    """{wire: [(time, level)]} of a VCD's value changes (after the dumpvars)."""
+    ids = dict(re.findall(r"\$var wire 1 (\S+) (\S+) \$end", text))
+    body = text.split("$enddefinitions $end", 1)[1]
+    edges = {name: [] for name in ids.values()}
+    last = {}
+    now = 0
+    for tok in body.split():
+        if tok.startswith("#"):
+            now = int(tok[1:])
+        elif tok[0] in "01" and tok[1:] in ids:
+            name, level = ids[tok[1:]], int(tok[0])
+            if last.get(name) != level:
+                if name in last or level == 1:
+                    edges[name].append((now, level))
+                last[name] = level
+    return edges
+
+
+def _timescale_of(text):
+    return re.search(r"\$timescale\s+(\S+ ?\S*?)\s*\$end", text).group(1).replace(" ", "")
+
+
+@pytest.mark.parametrize("tick_hz", BOARD_TICKS.values(), ids=BOARD_TICKS.keys())
+def test_vcd_at_board_ticks_is_1ns_rounded(tmp_path, tick_hz):
+    cap, ev = _board_capture(tmp_path / "b.rtrig", tick_hz, 200)
+    text = _vcd_text(cap)
+    assert "$timescale 1 ns $end" in text
+    assert "rounded to the nearest ns (at most 0.5 ns off)" in text
+    got = _edges_of_vcd(text)
+    assert got == _expected_edges(ev, tick_hz, 1e9)
+    exact = (ev["t"].astype(np.int64) - int(ev["t"][0])) * (1e9 / tick_hz)
+    stamps = np.array([t for edges in got.values() for t, _ in edges])
+    assert np.max(np.abs(np.sort(stamps) - np.sort(exact))) <= 0.5
+
+
+def test_vcd_timescale_ps_option_keeps_exact_edges(tmp_path, capsys):
+    cap, ev = _board_capture(tmp_path / "p.rtrig", 120_000_000, 50)
+    main(["export", str(cap.path), "-f", "vcd", "--timescale", "ps",
+          "-o", str(tmp_path / "p.vcd")])
+    text = (tmp_path / "p.vcd").read_text()
+    assert "$timescale 1 ps $end" in text and "nearest ps" in text
+    assert _edges_of_vcd(text) == _expected_edges(ev, 120_000_000, 1e12)
+    main(["export", str(cap.path), "-f", "vcd", "--timescale", "ns",
+          "-o", str(tmp_path / "n.vcd")])
+    assert "$timescale 1 ns $end" in (tmp_path / "n.vcd").read_text()
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["-f", "vcd", "--timescale", "us"], "error: --timescale must be ns or ps, not 'us'"),
+    (["-f", "csv", "--timescale", "ns"], "error: --timescale applies to --format vcd only"),
+])
+def test_vcd_timescale_bad_values(tmp_path, capsys, argv, msg):
+    cap, _ = _board_capture(tmp_path / "q.rtrig", 96_000_000, 5)
+    with pytest.raises(SystemExit) as e:
+        main(["export", str(cap.path), *argv, "-o", str(tmp_path / "q.out")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.strip() == msg
+    assert not (tmp_path / "q.out").exists()
+
+
+@pytest.mark.skipif(SIGROK is None, reason="sigrok-cli not installed (Debian: sigrok-cli)")
+@pytest.mark.parametrize("tick_hz", BOARD_TICKS.values(), ids=BOARD_TICKS.keys())
+def test_vcd_2000_pulses_at_board_tick_read_by_sigrok(tmp_path, tick_hz):
+    """sigrok-cli reads a 2000-pulse VCD at a board's tick and answers (a 60 s bound:
+    at 1 ps it stays busy for minutes), and writes back the same edges."""
+    cap, ev = _board_capture(tmp_path / "s.rtrig", tick_hz, 2000)
+    vcd = ex.export(cap, "vcd", tmp_path / "s.vcd")
+    show = subprocess.run([SIGROK, "-i", str(vcd), "--show"], capture_output=True, text=True,
+                          timeout=60, check=True).stdout
+    assert "Samplerate: 1000000000" in show
+    assert "- STIM0: logic" in show and "- APP_OUT: logic" in show
+    span_ns = round((int(ev["t"][-1]) - int(ev["t"][0])) * 1e9 / tick_hz)
+    count = int(re.search(r"Logic sample count: (\d+)", show).group(1))
+    assert count == span_ns + 1                  # the closing stamp keeps the last edge
+    out = subprocess.run([SIGROK, "-i", str(vcd), "-O", "vcd"], capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    assert _edges_of_vcd(out[out.index("$"):]) == _expected_edges(ev, tick_hz, 1e9)
+
+
+@pytest.mark.skipif(VCD2FST is None or FST2VCD is None,
+                    reason="GTKWave's vcd2fst not installed (Debian: gtkwave)")
+@pytest.mark.parametrize("tick_hz", BOARD_TICKS.values(), ids=BOARD_TICKS.keys())
+def test_vcd_at_board_tick_read_by_gtkwave(tmp_path, tick_hz):
+    """GTKWave's vcd2fst converts the file; fst2vcd gives back the same edges."""
+    cap, ev = _board_capture(tmp_path / "g.rtrig", tick_hz, 2000)
+    vcd = ex.export(cap, "vcd", tmp_path / "g.vcd")
+    subprocess.run([VCD2FST, str(vcd), str(tmp_path / "g.fst")], capture_output=True,
+                   timeout=60, check=True)
+    back = subprocess.run([FST2VCD, str(tmp_path / "g.fst")], capture_output=True,
+                          text=True, timeout=60, check=True).stdout
+    assert _timescale_of(back) == "1ns"
+    assert _edges_of_vcd(back) == _expected_edges(ev, tick_hz, 1e9)
+
+
+@pytest.mark.parametrize("timescale", export_vcd.TIMESCALES)
+@pytest.mark.parametrize("tick_hz", BOARD_TICKS.values(), ids=BOARD_TICKS.keys())
+def test_vcd_at_board_tick_read_by_pyvcd(tmp_path, tick_hz, timescale):
+    """pyvcd's reader (Amaranth's VCD library) tokenizes the whole file."""
+    from vcd.reader import TokenKind, tokenize
+    cap, ev = _board_capture(tmp_path / "v.rtrig", tick_hz, 300)
+    data = _bytes(ex.write_vcd, cap, timescale=timescale)
+    per_s = 1e9 if timescale == "ns" else 1e12
+    names, edges, last, now = {}, {}, {}, 0
+    for tok in tokenize(io.BytesIO(data)):
+        if tok.kind is TokenKind.TIMESCALE:
+            assert tok.timescale.magnitude.value == 1
+            assert tok.timescale.unit.value == timescale
+        elif tok.kind is TokenKind.VAR:
+            names[tok.var.id_code] = tok.var.reference
+            edges[tok.var.reference] = []
+        elif tok.kind is TokenKind.CHANGE_TIME:
+            now = tok.time_change
+        elif tok.kind is TokenKind.CHANGE_SCALAR:
+            name, level = names[tok.scalar_change.id_code], int(tok.scalar_change.value)
+            if last.get(name) != level:
+                if name in last or level == 1:
+                    edges[name].append((now, level))
+                last[name] = level
+    assert edges == _expected_edges(ev, tick_hz, per_s)
+
+
+@pytest.mark.parametrize("tick_hz", BOARD_TICKS.values(), ids=BOARD_TICKS.keys())
+def test_every_export_at_board_tick(tmp_path, tick_hz, capsys):
+    """Each format writes a capture at a board's tick; the CSV's ns are the ticks'."""
+    cap, _ = _board_capture(tmp_path / "e.rtrig", tick_hz, 100)
+    for fmt in ex.FORMATS:
+        out = tmp_path / f"e{ex.SUFFIX[fmt]}"
+        main(["export", str(cap.path), "-f", fmt, "-o", str(out)])
+        assert out.stat().st_size > 0, fmt
+    t = np.genfromtxt(tmp_path / "e.csv", delimiter=",", names=True, dtype=np.float64)
+    assert np.allclose(t["isr_latency_ns"], cap.isr["latency"] * 1e9 / tick_hz, atol=5e-4)
 
 
 def test_vcd_without_events_is_a_usage_error(tmp_path, capsys):

@@ -22,11 +22,12 @@ PERIOD = 10_000          # 10 kHz
 HIGH = 5_000
 
 
-def make_records(pulses, channel, latency, completion, missed=(), incomplete=()):
+def make_records(pulses, channel, latency, completion, missed=(), incomplete=(), period=None):
     """Latency records of one channel; ``latency``/``completion`` in ticks."""
+    period = PERIOD if period is None else period
     rec = np.zeros(pulses, dtype=LATENCY_DTYPE)
     rec["pulse"] = np.arange(pulses)
-    rec["stim_t"] = 1_000 + np.arange(pulses, dtype=np.uint64) * PERIOD
+    rec["stim_t"] = 1_000 + np.arange(pulses, dtype=np.uint64) * period
     rec["channel"] = channel
     rec["latency"] = latency
     rec["completion"] = completion
@@ -39,10 +40,12 @@ def make_records(pulses, channel, latency, completion, missed=(), incomplete=())
     return rec
 
 
-def events_from_records(records_by_input, pulses):
+def events_from_records(records_by_input, pulses, period=None, high=None):
     """Raw events equivalent to the records: STIM0 edges and response edges."""
-    stim = 1_000 + np.arange(pulses, dtype=np.uint64) * PERIOD
-    parts = [(stim, STIM_INPUT[0], 1), (stim + HIGH, STIM_INPUT[0], 0)]
+    period = PERIOD if period is None else period
+    high = HIGH if high is None else high
+    stim = 1_000 + np.arange(pulses, dtype=np.uint64) * period
+    parts = [(stim, STIM_INPUT[0], 1), (stim + high, STIM_INPUT[0], 0)]
     for inp, rec in records_by_input.items():
         ok = (rec["flags"] & ChanFlags.MISSED) == 0
         parts.append((rec["stim_t"][ok] + rec["latency"][ok], inp, 1))
@@ -50,7 +53,7 @@ def events_from_records(records_by_input, pulses):
         parts.append((rec["stim_t"][done] + rec["completion"][done], inp, 0))
         # an incomplete response falls late, after the latency window
         late = ok & ~done
-        parts.append((rec["stim_t"][late] + np.uint64(PERIOD - 100), inp, 0))
+        parts.append((rec["stim_t"][late] + np.uint64(period - 100), inp, 0))
     ev = np.zeros(sum(len(p[0]) for p in parts), dtype=EVENT_DTYPE)
     i = 0
     for t, inp, rising in parts:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import rtrig
-from rtrig.errors import LinkError
+from rtrig.errors import LinkError, RigUnplugged
 from rtrig.host.rig.run import CaptureRun, end_status
 from rtrig.protocol import LATENCY_DTYPE
 
@@ -45,6 +45,7 @@ def test_finish_writes_the_end_status(tmp_path):
 
 @pytest.mark.parametrize("exc, status", [(KeyboardInterrupt(), "interrupted"),
                                          (LinkError("gone"), "link lost"),
+                                         (RigUnplugged("rig unplugged"), "unplugged"),
                                          (ValueError("bug"), "failed")])
 def test_an_exception_stops_the_stimulus_and_keeps_the_records(tmp_path, exc, status):
     rig = FakeRig()
