@@ -126,7 +126,7 @@ class CaptureSettings:
         if not self.channels:
             raise UsageError("no response channel given", hint=CHANNEL_HELP)
         ChannelPlan.of(self.channels)       # an unknown channel fails here, before any run
-        self.edge_enable                    # so does an unknown raw-event input
+        _ = self.edge_enable                # so does an unknown raw-event input
         _check_model(self.model, tick_hz, step)
 
         def whole(ticks):
