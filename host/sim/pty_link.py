@@ -10,7 +10,7 @@ serial path (termios, the port's reads and writes, a port that goes away) is the
 board's. :meth:`PtyBridge.unplug` closes the master: the rig is unplugged, and the
 host's next read or write of the port fails as on a board whose cable was pulled.
 
-``open_rig(sim=True)`` uses it when ``RTRIG_SIM_SERIAL=pty`` (docs/simulation.md).
+``open_rig(sim=True)`` uses it when ``RTRIG_SIM_SERIAL=pty`` (docs/architecture.md).
 """
 
 import os
