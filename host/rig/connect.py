@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 
-from ...errors import LinkError, UsageError
+from ...errors import LinkError
 from ...protocol import GATEWARE_VERSION
 from .gateware import check_gateware, twin_gateware
 from .link import RigLink
@@ -55,8 +55,8 @@ def twin_exit(simrig, wait=1.0):
 @contextlib.contextmanager
 def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=None,
              sim_link="fast", baudrate=3_000_000, console=None, sim_serial=None):
-    """Open a rig on ``port`` (a device or pyserial URL; ``auto``: the one board found
-    by its USB identity, ``serial:XYZ`` the port of serial number XYZ,
+    """Open a rig on ``port`` (a device or pyserial URL; ``auto``, and with neither
+    ``port`` nor ``sim``: the one board found by its USB identity, ``serial:XYZ`` the port of serial number XYZ,
     :func:`rtrig.host.rig.ports.resolve_port`) or start the simulation twin.
 
     With ``sim``, ``soc=True`` starts the twin built with the reference SoC running
@@ -73,9 +73,7 @@ def open_rig(port=None, sim=False, log=None, soc=False, firmware=None, board=Non
     ``RTRIG_SIM_SERIAL``, else ``socket``."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     if not sim and not port:
-        raise UsageError("no rig given",
-                         hint="use --port PORT (or RTRIG_PORT; --port auto finds a board "
-                              "by USB), or --sim")
+        port = "auto"        # neither given: the one board found by its USB identity
     simrig = bridge = None
     try:
         if sim:

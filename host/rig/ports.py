@@ -126,7 +126,8 @@ def resolve_port(port, ports=None):
         found = rig_ports(ports)
         if not found:
             raise LinkError(f"no rig found: looked for {looked_for()}",
-                            hint="is the board plugged in? `rtrig doctor` lists the ports")
+                            hint="is the board plugged in? --port PORT names its port, --sim "
+                                 "runs the simulation twin; `rtrig doctor` lists the ports")
         if len(found) > 1:
             lines = "\n".join(_line(p, link) for p, link in found)
             raise UsageError(f"{len(found)} rigs found, pick one with --port serial:SERIAL:\n"

@@ -51,7 +51,7 @@ def run_main(args, capsys):
     (["capture", "--sim", "--target", "nowhere"], "nowhere"),
     (["capture", "--sim", "--target", "loopback", "--channels", "foo"], "unknown channel"),
     (["capture", "--sim", "--target", "loopback", "--freq", "banana"], "not a frequency"),
-    (["capture", "--target", "loopback"], "no rig given"),
+    (["capture", "--target", "loopback"], "no rig found: looked for"),
     (["capture", "--target", "model", "--preset", "nosuch", "--sim"], "unknown preset"),
 ])
 def test_bad_input_is_one_line_error(args, needle, capsys, monkeypatch):

@@ -106,6 +106,13 @@ def test_the_cli_opens_the_port_found(listed, monkeypatch, capsys):
         main(["--port", "auto", "info"])
     assert e.value.code == 3 and opened == ["/dev/ttyUSB0"]
 
+    # Neither --port nor --sim: the same search.
+    opened.clear()
+    monkeypatch.delenv("RTRIG_PORT", raising=False)
+    with pytest.raises(SystemExit) as e:
+        main(["info"])
+    assert e.value.code == 3 and opened == ["/dev/ttyUSB0"]
+
     listed()
     with pytest.raises(SystemExit) as e:
         main(["--port", "auto", "info"])
