@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """``rtrig capture``: one pulse train, every response latency (or on-chip statistics)."""
 
+import dataclasses
 import json
 
 import click
 
 from ...units import format_ns
+from ..rhythm import describe
 from .history import recording
 from .options import (
     CONTEXT,
@@ -52,10 +54,11 @@ def capture(obj, output, as_json, quiet, firmware, console, mode, bin_shift, rep
             click.echo(note, err=True)
         res = measure(rig, settings, path, mode=mode, bin_shift=bin_shift,
                       progress=not quiet, log=lambda m: click.echo(m, err=True))
+    rhythm = _rhythm(res.path)
     if as_json:
-        click.echo(json.dumps(res.to_json(), indent=2))
+        click.echo(json.dumps({**res.to_json(), "rhythm": rhythm}, indent=2))
     else:
-        print_summary(res)
+        print_summary(res, rhythm)
     warn_counters(res.link)
     return res
 
@@ -68,16 +71,26 @@ _STEPPED = (("period", "period"), ("high", "high time"), ("jitter", "jitter"),
 def _step_note(settings, tick_hz, step, regs):
     """A one-line note naming the settings rounded to the rig's stimulus step (beyond
     the rounding to whole ticks), or None."""
+    rh = regs.get("rhythm") or {}
+    moved_by = ""
+    if rh.get("requested_period_ticks") not in (None, regs["period"]):
+        ns = 1e9 / tick_hz
+        moved_by = (f"note: period {rh['requested_period_ticks'] * ns:.6g} → "
+                    f"{regs['period'] * ns:.6g} ns ({tick_hz / regs['period']:.6g} Hz), so "
+                    f"that the pulses meet every phase of the target period "
+                    f"{rh['period_ticks'] * ns / 1000:.6g} µs (--phases as-set keeps it)")
     if step == 1:
-        return None
-    fine = settings.ticks(tick_hz, 1)
+        return moved_by or None
+    fine = dataclasses.replace(settings, phases="as-set").ticks(tick_hz, 1)
+    regs = {**regs, "period": regs["rhythm"]["requested_period_ticks"]} if moved_by else regs
     ns = 1e9 / tick_hz
     moved = [f"{name} {fine[k] * ns:.6g} → {regs[k] * ns:.6g} ns" for k, name in _STEPPED
              if fine[k] is not None and fine[k] != regs[k]]
     if not moved:
-        return None
-    return (f"note: this rig's stimulus moves in steps of {step} ticks ({step * ns:.6g} ns): "
-            + ", ".join(moved))
+        return moved_by or None
+    return "\n".join(filter(None, (
+        f"note: this rig's stimulus moves in steps of {step} ticks ({step * ns:.6g} ns): "
+        + ", ".join(moved), moved_by)))
 
 
 def _bounds_cell(st, col):
@@ -97,9 +110,22 @@ def _bounds_cell(st, col):
     return ""
 
 
-def print_summary(res):
+def _rhythm(path):
+    """The capture's rhythm (:func:`rtrig.host.rhythm.capture_rhythm`), None if its
+    file cannot be read back (it was cut off: the summary says so)."""
+    from ...capture import load
+    from ...errors import CaptureFormatError
+    from ..rhythm import capture_rhythm
+    try:
+        return capture_rhythm(load(path))
+    except (CaptureFormatError, OSError):
+        return None
+
+
+def print_summary(res, rhythm=None):
     """The summary table: one row per channel, and under it the 95 % bounds of the
-    percentiles and the bound on how often a pulse exceeds the maximum."""
+    percentiles and the bound on how often a pulse exceeds the maximum; then the
+    target's rhythm (``rhythm``: :func:`rtrig.host.rhythm.capture_rhythm`)."""
     s = res.summary
     cols = ["pulses", "answered", "missed", "min_ns", "mean_ns", "p50_ns", "p99_ns",
             "p999_ns", "max_ns", "jitter_ns"]
@@ -118,10 +144,16 @@ def print_summary(res):
     for name, row in rows:
         click.echo((f"{name:{w}}" + "".join(f"{v:>{cw}}" for v, cw in zip(row, widths,
                                                                            strict=True))).rstrip())
+    locked = bool(rhythm and rhythm.get("locked") and rhythm.get("phase_dependent") is not False)
     click.echo("bounds: 95 % confidence, distribution-free (binomial order statistics), "
                "assuming independent samples;\n"
                "— where too few samples lie beyond; under max: how often one more pulse "
                "may exceed it")
+    if locked:
+        click.echo("bounds: NOT REPRESENTATIVE: phase-locked (the pulses met only some "
+                   "phases of the target period)")
+    if (line := describe(rhythm)):
+        click.echo(line)
     for line in counter_lines(res.link):
         click.echo(line)
     click.echo(f"capture: {res.path} ({res.final['status']})")

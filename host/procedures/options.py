@@ -186,6 +186,12 @@ OPTIONS = (
            help="Bursts of N pulses at --freq, each followed by --gap."),
     Option("gap", DURATION, None, unit="s",
            help="With --burst: rise to rise from a burst's last pulse to the next's first."),
+    Option("target_period", DURATION, None, unit="s", group="target",
+           help="The period of the target's own activity (its kernel tick), 0 for none "
+                "[default: the model's tick, else found in the latencies or 1 ms assumed]."),
+    Option("phases", choices=("cover", "as-set"), default="cover", show_default=True,
+           help="cover: move the period by the fewest stimulus steps that let the "
+                "pulses meet every phase of the target period; as-set: keep it."),
     Option("timeout", DURATION, None, unit="s",
            help="Response window (default: until the next stimulus)."),
     Option("raw", bool, False, help="Also record raw edge events."),
@@ -308,7 +314,8 @@ def _model_text(model):
 
 def capture_settings(*, target, model, preset, load, channels, freq, count, duration,
                      duty, jitter, delay, stim1_offset, burst, gap, timeout, raw, truth,
-                     raw_inputs=None, tick_hz=None, step=1):
+                     raw_inputs=None, target_period=None, phases="cover", tick_hz=None,
+                     step=1):
     """The :class:`~rtrig.host.procedures.settings.CaptureSettings` of the capture
     options' values (converted; ``mode`` and ``bin_shift`` go to
     :func:`rtrig.host.procedures.measure.measure`). ``count`` and ``duration`` exclude
@@ -331,7 +338,8 @@ def capture_settings(*, target, model, preset, load, channels, freq, count, dura
                            jitter=jitter, channels=chans, target=target, delay=delay,
                            model=params, preset=preset, load=load, timeout=timeout,
                            raw_events=raw, truth=truth, stim1_offset=stim1_offset,
-                           burst=burst or 0, gap=gap,
+                           burst=burst or 0, gap=gap, target_period=target_period,
+                           phases=phases,
                            raw_inputs=None if raw_inputs is None else parse_channels(raw_inputs))
 
 

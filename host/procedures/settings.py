@@ -53,6 +53,11 @@ class CaptureSettings:
     stim1_offset: float | None = None   # STIM1 follows STIM0 by this much (None: off)
     burst: int = 0                      # pulses per burst (0: no bursts)
     gap: float | None = None            # after a burst's last pulse, rise to rise
+    #: The period of the target's own activity, s (None: the model's tick, else 1 ms
+    #: assumed; 0: none) and whether the period moves to meet its phases
+    #: (:func:`rtrig.host.rhythm.detune`): "cover", or "as-set" (sweeps, suites).
+    target_period: float | None = None
+    phases: str = "as-set"
     description: str = ""
     extra: dict = field(default_factory=dict)
 
@@ -176,9 +181,47 @@ class CaptureSettings:
                 raise UsageError("STIM1 offset plus the high time must fit in one period",
                                  hint=f"offset < {(period - high) / tick_hz * 1e6:g} µs "
                                       "at this frequency and duty cycle")
+        period, high, rhythm = self._cover_phases(tick_hz, step, period, high, count,
+                                                  jitter, burst, offset)
         return {"period": period, "high": high, "count": count, "jitter": jitter,
                 "timeout": timeout, "delay": delay, "stim1_offset": offset,
-                "burst": burst, "gap": gap}
+                "burst": burst, "gap": gap, "rhythm": rhythm}
+
+    def _cover_phases(self, tick_hz, step, period, high, count, jitter, burst, offset):
+        """``(period, high, rhythm)``: with ``phases`` "cover", the period moved by the
+        fewest stimulus steps that let ``count`` pulses meet every phase of the target
+        period (:func:`rtrig.host.rhythm.detune`; not for bursts, whose spacing is
+        set), the high time kept below it; ``rhythm``: META's (the target period, its
+        source, the period asked for and the coverage planned)."""
+        from ..procedures.beat import target_tick
+        from ..rhythm import ASSUMED_PERIOD_S, detune
+        if self.phases not in ("cover", "as-set"):
+            raise UsageError(f"unknown phase mode '{self.phases}'", hint="cover or as-set")
+        if self.target_period is not None and not (self.target_period >= 0 and
+                                                   math.isfinite(self.target_period)):
+            raise UsageError(f"target period must be a duration of 0 or more, got "
+                             f"{self.target_period:g} s", hint="e.g. --target-period 1ms")
+        # Known: given, the model's tick, the SoC's rt_test tick (1 ms). An external
+        # target's is found in its capture's latencies, if at all: not moved for.
+        if self.target_period is not None:
+            source, tp = "given", round(self.target_period * tick_hz)
+        elif self.target == "model":
+            source, tp = "target", target_tick(None, "model", self.model, tick_hz)
+        elif self.target == "soc":
+            source, tp = "target", round(ASSUMED_PERIOD_S * tick_hz)
+        else:
+            source, tp = "unknown", 0
+        rhythm = {"period_ticks": tp, "source": source, "phases": self.phases,
+                  "requested_period_ticks": period}
+        if not tp:
+            rhythm["source"] = "none" if source in ("given", "target") else source
+            return period, high, rhythm
+        if self.phases == "cover" and not burst:
+            moved, cov = detune(period, tp, min(count, 100_000), step, jitter)
+            if moved != period and high < moved - step and (offset or 0) + high < moved:
+                period = moved
+            rhythm["coverage_planned"] = None if cov is None else round(cov, 4)
+        return period, min(high, period - step), rhythm
 
     def _burst(self, tick_hz, exact, period, high, jitter, offset):
         """``STIM_BURST`` and ``STIM_GAP`` (ticks), checked like the period."""

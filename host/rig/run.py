@@ -95,11 +95,12 @@ def capture_meta(rig, settings, regs, mode, plan):
                      "requested_freq_hz": settings.freq,
                      "period_ticks": regs["period"], "high_ticks": regs["high"],
                      "count": regs["count"], "jitter_ticks": regs["jitter"],
-                     "seed": 1,
+                     "seed": 1, "step_ticks": rig.stim_step,
                      **({"stim1_offset_ticks": regs["stim1_offset"]}
                         if regs.get("stim1_offset") is not None else {}),
                      **({"burst": regs["burst"], "gap_ticks": regs["gap"]}
                         if regs.get("burst") else {})},
+        **({"rhythm": regs["rhythm"]} if regs.get("rhythm") else {}),
         "channels": list(plan.names),
         # Channel number → name (rtrig.channels): isr 0, app 1, intervals after them.
         "channel_names": plan.channel_names,
