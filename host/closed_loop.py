@@ -29,11 +29,11 @@ counts.
 
 import numpy as np
 
-from ..capture import CaptureChunks, load
+from ..capture import CaptureChunks, load, scan
 from .analysis import PERCENTILES, channel_stats_from_counts, missed_mask, percentile_ranks
 
-__all__ = ["DEFAULT_TIMEOUT_S", "NOT_AVAILABLE_STATISTICS", "closed_loop", "chosen",
-           "channel_closed_loop"]
+__all__ = ["DEFAULT_TIMEOUT_S", "NOT_AVAILABLE_STATISTICS", "closed_loop",
+           "closed_loop_of_file", "chosen", "channel_closed_loop"]
 
 #: The closed-loop tool's timeout unless a caller says otherwise (1 ms).
 DEFAULT_TIMEOUT_S = 1e-3
@@ -174,9 +174,9 @@ def _p99_rank(n):
     return int(percentile_ranks(n)[list(PERCENTILES).index("p99")])
 
 
-def _unavailable(cap):
-    """Why ``cap`` gets no closed-loop figures, or None."""
-    meta = cap.meta or {}
+def _unavailable(meta):
+    """Why a capture of ``META`` ``meta`` gets no closed-loop figures, or None."""
+    meta = meta or {}
     if meta.get("mode") == "statistics":
         return NOT_AVAILABLE_STATISTICS
     if meta.get("kind") == "sweep":
@@ -224,7 +224,7 @@ def closed_loop(cap, timeout_s=DEFAULT_TIMEOUT_S):
             from None
     if not timeout_s > 0 or timeout_s == float("inf"):
         raise ValueError(f"closed-loop timeout must be above 0 s, not {timeout_s!r}")
-    reason = _unavailable(cap)
+    reason = _unavailable(cap.meta)
     if reason is not None:
         return {"available": False, "reason": reason}
     tick_hz = cap.tick_hz
@@ -238,6 +238,15 @@ def closed_loop(cap, timeout_s=DEFAULT_TIMEOUT_S):
     return {"available": True, "timeout_ns": round(timeout_ticks * 1e9 / tick_hz, 1),
             "channels": {cap.channel_name(c): chans[c].figures(tick_hz)
                          for c in sorted(chans)}}
+
+
+def closed_loop_of_file(path, meta, timeout_s=DEFAULT_TIMEOUT_S):
+    """:func:`closed_loop` of the capture file at ``path`` whose ``META`` is ``meta``,
+    read a block at a time (a statistics-mode capture is not opened)."""
+    reason = _unavailable(meta)
+    if reason is not None:
+        return {"available": False, "reason": reason}
+    return closed_loop(scan(path), timeout_s)
 
 
 def channel_closed_loop(records, tick_hz, timeout_s=DEFAULT_TIMEOUT_S):
