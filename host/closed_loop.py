@@ -155,16 +155,16 @@ class _Channel:
             a, b = tool[k], open_[k]
             out[f"{k[:-3]}_difference_ns"] = None if a is None or b is None else \
                 round(a - b, 1)
-        # slow pulses: answered above the open-loop p99 (ticks compared, not ns)
+        # slow pulses: answered at or above the open-loop p99 (ticks compared, not ns)
         p99 = open_["p99_ns"]
         if p99 is None:
             slow = sampled = 0
         else:
             threshold = values[np.searchsorted(np.cumsum(counts),
                                                _p99_rank(int(counts.sum())), side="right")]
-            slow = int(counts[values > threshold].sum())
-            sampled = int(sc[sv > threshold].sum())
-        out.update({"slow_above_ns": p99, "slow_pulses": slow, "slow_sampled": sampled,
+            slow = int(counts[values >= threshold].sum())
+            sampled = int(sc[sv >= threshold].sum())
+        out.update({"slow_from_ns": p99, "slow_pulses": slow, "slow_sampled": sampled,
                     "slow_unsampled_fraction": (slow - sampled) / slow if slow else None})
         return out
 
@@ -213,7 +213,7 @@ def closed_loop(cap, timeout_s=DEFAULT_TIMEOUT_S):
     ``timeout_ns`` and ``channels``: per channel ``pulses`` (the tool's), ``samples``
     (answered within the timeout), ``timeouts``, ``min_ns`` … ``mean_ns``, the
     ``open_loop`` figures, ``p50/p99/max/mean_difference_ns`` (tool − open loop),
-    and the slow pulses (answered above the open-loop p99): ``slow_above_ns``,
+    and the slow pulses (answered at or above the open-loop p99): ``slow_from_ns``,
     ``slow_pulses``, ``slow_sampled`` (the tool sent a pulse on them) and
     ``slow_unsampled_fraction``.
     """

@@ -31,7 +31,7 @@ def _rows(channels):
         if c["slow_pulses"]:
             never = c["slow_pulses"] - c["slow_sampled"]
             slow = (f"{never} of {c['slow_pulses']} ({100 * c['slow_unsampled_fraction']:.3g} %)"
-                    f'<br><span class="ci">above the rig\'s p99, {_us(c["slow_above_ns"])}'
+                    f'<br><span class="ci">at or above the rig\'s p99, {_us(c["slow_from_ns"])}'
                     "</span>")
         label = html.escape(name.upper())
         rows.append([label, "closed-loop tool", c["pulses"], c["samples"], c["timeouts"],
