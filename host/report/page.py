@@ -12,6 +12,7 @@ from ...errors import UsageError
 from ...outputs import atomic_output, check_output
 from ...units import format_hz
 from ..analysis import PERCENTILES, claimable
+from .closed_loop import closed_loop_section
 from .data import (
     record_count,
     sweep_plot_data,
@@ -230,6 +231,7 @@ def _capture_section(page, cap, label, per_channel, pers, elf=None, stages=None)
                  "capture is too short to claim it. Percentiles are measured samples "
                  "(inverted CDF), never interpolations.</p>")
         page.add(_BOUNDS_NOTE)
+        closed_loop_section(page, cap, _table)
         stats_mode = any(d["envelope"] is None for d in per_channel.values())
         if stats_mode:
             res = {d["resolution_ns"] for d in per_channel.values()}

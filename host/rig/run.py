@@ -186,7 +186,10 @@ class CaptureResult:
     final: dict
 
     def to_json(self):
+        from ..closed_loop import closed_loop_of_file
         return {"capture": str(self.path), "channels": self.summary, "link": self.link,
                 "target": self.meta["target"], "stimulus": self.meta["stimulus"],
                 "mode": self.meta["mode"], "status": self.final.get("status"),
-                "tick_hz": self.meta["tick_hz"]}
+                "tick_hz": self.meta["tick_hz"],
+                # what a closed-loop tool would have said (docs/report.md)
+                "closed_loop": closed_loop_of_file(self.path, self.meta)}
