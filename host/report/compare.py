@@ -52,8 +52,7 @@ __all__ = ["compare_captures", "compare_scanned", "compare_samples", "Samples", 
 HIGHER, LOWER, NONE = "B higher", "B lower", "no difference shown"
 #: The channel verdict when the distributions differ but no percentile says which way.
 SHAPE = "B differs in shape"
-#: The verdict of a channel when a capture met only some phases of the target's period
-#: and its latencies depend on them (:mod:`rtrig.host.rhythm`).
+#: A channel's verdict when a capture is phase-locked (:mod:`rtrig.host.rhythm`).
 PHASE_LOCKED = "not comparable: phase-locked"
 MIXED = "B higher in some figures, lower in others"
 
@@ -380,9 +379,8 @@ def compare_scanned(a_cap, b_cap, confidence=DEFAULT_CONFIDENCE, channels=None,
     c.a, c.b = str(a_cap.path), str(b_cap.path)
     from ..rhythm import locked_notes
     locked = locked_notes(a_cap, b_cap, PHASE_LOCKED)
-    for ch in c.channels.values():
-        if locked:
-            ch.verdict = PHASE_LOCKED
+    for ch in c.channels.values() if locked else ():
+        ch.verdict = PHASE_LOCKED
     c.warnings = [*(w for cap, s in ((a_cap, a), (b_cap, b)) for w in capture_warnings(
         cap, {n: (s[n].answered, s[n].pulses) for n in channels})),
         *_warnings(a_cap.meta, b_cap.meta), *locked]
