@@ -14,6 +14,7 @@ from .compare import compare_cmd
 from .doctor import doctor
 from .explain import explain
 from .history import history
+from .hunt import hunt_cmd
 from .info import info
 from .options import CONTEXT, FREQUENCY, BoardChoice, RigOptions
 from .report import export, report
@@ -58,7 +59,7 @@ def cli(ctx, port, sim, debug, sim_board, sim_link, baud, accept_gateware):
 
 
 for _command in (info, capture, sweep, suite, selftest, report, export, compare_cmd, build_cmd,
-                 flash_cmd, history, explain, doctor, udev):
+                 flash_cmd, history, explain, doctor, udev, hunt_cmd):
     cli.add_command(_command)
 
 
