@@ -175,7 +175,6 @@ def test_a_suite_on_a_real_target_needs_the_tests_in_the_firmwares_order():
 def test_an_interrupted_info_does_not_speak_of_a_capture():
     import signal
     import socket
-    import time
     with socket.socket() as srv:         # a "rig" that takes the connection, never answers
         srv.bind(("127.0.0.1", 0))
         srv.listen()
@@ -183,8 +182,12 @@ def test_an_interrupted_info_does_not_speak_of_a_capture():
         p = subprocess.Popen([sys.executable, "-m", "rtrig", "--port",
                               f"socket://127.0.0.1:{port}", "info"],
                              stderr=subprocess.PIPE, text=True)
-        time.sleep(2)
+        # Signalled once it has connected: its handlers are in place by then (main()
+        # installs them before any port is opened), however slow its start-up was.
+        srv.settimeout(120)
+        conn, _ = srv.accept()
         p.send_signal(signal.SIGTERM)
+        conn.close()
         _, err = p.communicate(timeout=30)
     assert p.returncode == 128 + signal.SIGTERM, err
     assert err.rstrip().splitlines()[-1] == "interrupted", err
