@@ -81,4 +81,8 @@ def hunt_cmd(obj, target, preset, model_text, load, channel, freq, pilot, target
                    f"{format_ns(out['pilot_worst_ns'])}")
         click.echo(f"{res.pulses} pulses in {res.runs} runs; recipe: {path} (its pulse 1; "
                    f"rtrig capture --replay {path})")
+        if target == "soc":
+            rec, again = path.with_suffix(".rec"), path.with_name(path.stem + "-again.rtrig")
+            click.echo(f"why it was slow: RTRIG_SOC_RECORD={rec} rtrig --sim capture "
+                       f"--replay {path} -o {again} && rtrig explain {again}")
     return res

@@ -11,7 +11,8 @@ target period ``P`` — names the same moment of the target in every run. The hu
    (``--phases cover``, :func:`rtrig.host.rhythm.detune`): the latency at each phase.
 2. **Bracket**: the worst phase lies near the pilot's slowest pulse, within the gaps
    to the phases met beside it; probes spread over that bracket narrow it down.
-3. **Refine**: probes one stimulus step apart around the slowest probe.
+3. **Refine**: probes around the slowest probe, ± the last spacing at a quarter of
+   it, until they are one stimulus step apart.
 
 A probe is a run of two pulses whose period is ``m·P + φ``: its second pulse falls at
 phase ``φ`` (``m`` whole periods on, so the first pulse's work is long done). The
@@ -118,10 +119,18 @@ def hunt(probe, period, step, pilot_period, pilot_count, tick_hz, points=8, log=
         run(phase)
     say(f"bracket: {len(probes)} probes {spacing} ticks apart, slowest "
         f"{best[0] if best else None} ticks")
+    # Narrow down: around the slowest probe, ± the last spacing at a quarter of it,
+    # until the probes are one stimulus step apart.
     centre = best[1] if best else pilot[1]
-    for phase in range(int(centre - spacing), int(centre + spacing) + step, step):
-        if (int(round(phase / step)) * step) % whole not in probes:
-            run(phase)
+    while True:
+        fine = max(step, spacing // 4 // step * step)
+        for phase in range(int(centre - spacing), int(centre + spacing) + 1, fine):
+            if (int(round(phase / step)) * step) % whole not in probes:
+                run(phase)
+        centre = best[1] if best else centre
+        if fine == step:
+            break
+        spacing = fine
     if best is None:
         raise ValueError("no probe was answered: nothing to hunt")
     say(f"refine: {len(probes)} probes in all, slowest {best[0]} ticks at phase {best[1]}")

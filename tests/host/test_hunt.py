@@ -4,6 +4,10 @@ with few pulses, against the truth of the model's reference probed at every phas
 and on the twin a recipe that replays the worst pulse."""
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -71,3 +75,32 @@ def test_the_twin_hunt_writes_a_recipe_that_replays_the_worst(tmp_path):
                                    "-o", str(again)])
     assert res.exit_code == 0, res.output
     assert np.array_equal(rtrig.load(again).channel("isr")["latency"], rec["latency"])
+
+
+@pytest.mark.skipif(shutil.which("riscv64-unknown-elf-gcc") is None,
+                    reason="no RISC-V firmware toolchain")
+@pytest.mark.xdist_group("twin-hunt-soc")
+def test_the_soc_hunt_finds_a_pulse_that_explain_lays_to_the_kernel_tick(tmp_path):
+    recipe = tmp_path / "worst.rtrig"
+    res = CliRunner().invoke(cli, ["--sim", "hunt", "--target", "soc", "--freq", "2k",
+                                   "--pilot", "64", "-q", "--json", "-o", str(recipe)])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    # worse than any pulse of the evenly spread pilot: a phase it did not meet
+    assert out["worst_ns"] > out["pilot_worst_ns"]
+    rec, again = tmp_path / "worst.rec", tmp_path / "again.rtrig"
+    env = dict(os.environ, RTRIG_SOC_RECORD=str(rec))
+    r = subprocess.run([sys.executable, "-m", "rtrig", "--sim", "capture", "--replay",
+                        str(recipe), "-q", "-o", str(again)], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    lat = rtrig.load(again).channel("isr")["latency"]
+    assert round(lat[1] * 1e9 / 120e6) == round(out["worst_ns"])
+    r = subprocess.run([sys.executable, "-m", "rtrig", "explain", "-n", "1", "--channel",
+                        "isr", "--recording", str(rec), str(again)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("isr pulse 1: "), r.stdout
+    cats = next(ln for ln in lines if ln.strip().startswith("categories:"))
+    assert "kernel tick" in cats, r.stdout
