@@ -313,7 +313,7 @@ def capture_rhythm(cap, lo_s=5e-6, hi_s=20e-3):
                          if np.count_nonzero(ok) >= 2 * bins else None)
         out["dependence"] = dep
         known = [p for p in dep.values() if p is not None]
-        out["phase_dependent"] = bool(known) and min(known) < DEPENDENT_P
+        out["phase_dependent"] = (min(known) < DEPENDENT_P) if known else None
     if source == "assumed":
         # an assumption never judges a capture: only a period given, known or found
         out["locked"] = None

@@ -111,13 +111,14 @@ def _bounds_cell(st, col):
 
 
 def _rhythm(path):
-    """The capture's rhythm (:func:`rtrig.host.rhythm.capture_rhythm`), None if its
-    file cannot be read back (it was cut off: the summary says so)."""
-    from ...capture import load
+    """The capture's rhythm (:func:`rtrig.host.rhythm.capture_rhythm`, from its first
+    records: memory bounded), None if its file cannot be read back (it was cut off: the
+    summary says so)."""
+    from ...capture import scan
     from ...errors import CaptureFormatError
     from ..rhythm import capture_rhythm
     try:
-        return capture_rhythm(load(path))
+        return capture_rhythm(scan(path))
     except (CaptureFormatError, OSError):
         return None
 
