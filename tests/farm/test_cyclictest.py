@@ -14,6 +14,10 @@ from rtrig.errors import CaptureFormatError
 from rtrig.host.cli import main
 from rtrig.host.integrations.cyclictest import parse, read
 
+# One worker for the module: its module-scoped twin runs are made once, not once
+# per worker that takes one of its tests.
+pytestmark = pytest.mark.xdist_group("farm-cyclictest")
+
 DATA = Path(__file__).with_name("data")
 
 

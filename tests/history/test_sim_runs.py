@@ -11,6 +11,10 @@ import sys
 import pytest
 from history_helpers import rtrig
 
+# One worker for the module: its module-scoped twin runs are made once, not once
+# per worker that takes one of its tests.
+pytestmark = pytest.mark.xdist_group("history-sim-runs")
+
 #: (10 kHz of isr and app records: 65 % of the twin's fast link, so ``--mode auto``
 #: keeps records)
 RUNS = {

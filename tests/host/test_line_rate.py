@@ -17,6 +17,10 @@ from rtrig import load
 from rtrig.host import CaptureSettings, open_rig, run_capture
 from rtrig.host.sim import FAST_DIVISOR, sim_board
 
+# One worker for the module: its module-scoped twin runs are made once, not once
+# per worker that takes one of its tests.
+pytestmark = pytest.mark.xdist_group("line-rate")
+
 BOARD = sim_board()
 #: What the board's rig with the 3 Mbaud divisor (10 at 30 MHz) really runs at.
 LINE_BAUD = BOARD.clk_freq // (BOARD.clk_freq // BOARD.baud)

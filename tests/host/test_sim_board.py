@@ -18,6 +18,10 @@ from rtrig.errors import UsageError
 from rtrig.host import CaptureSettings, open_rig, run_capture
 from rtrig.protocol import STIM_INPUT, Reg
 
+# One worker for the module: its module-scoped twin runs are made once, not once
+# per worker that takes one of its tests.
+pytestmark = pytest.mark.xdist_group("sim-board")
+
 BOARD = get_board("icebreaker")
 STEP = BOARD.tick_step              # ticks per clock, also the stimulus step
 TICK_HZ = STEP * BOARD.clk_freq
