@@ -148,10 +148,6 @@ def detune(period, target_period, n, step, jitter=0, want=COVER):
     return best[2], best[0]
 
 
-def _ranks(y):
-    return stats.rankdata(y)
-
-
 def dependence(phases, latency, bins):
     """Kruskal–Wallis p-value of ``latency`` across the ``bins`` bins of ``phases``
     (fractions of the period, 0..1); None when fewer than two bins hold two samples."""
@@ -207,7 +203,7 @@ def estimate_period(times, latency, lo, hi, bins=16):
     lo = max(lo, 2 * span / (n - 1))
     if not (span > 0 and hi > lo > 0):
         return None
-    r = _ranks(y)
+    r = stats.rankdata(y)
     # Periods 1/P on a grid even in frequency: a fold of the capture drifts by at most
     # half a bin between neighbours.
     df = 1.0 / (2 * bins * span)
