@@ -38,6 +38,7 @@ from scipy import stats
 
 from ..gateware.stimulus_generator import lfsr32_next
 from ..records import LATENCY_DTYPE
+from .procedures.beat import DEFAULT_TICK_S
 
 __all__ = ["PHASE_BINS", "LOCKED", "COVER", "DEPENDENT_P", "ASSUMED_PERIOD_S", "phase_bins",
            "coverage", "train_times", "detune", "dependence", "estimate_period",
@@ -51,8 +52,9 @@ LOCKED = 0.9
 COVER = 0.95
 #: Below this p-value (after the trial-period correction) a dependence is claimed.
 DEPENDENT_P = 1e-3
-#: The period assumed when none is given, known or found (``source`` "assumed").
-ASSUMED_PERIOD_S = 1e-3
+#: The period assumed when none is given, known or found (``source`` "assumed"): the
+#: tick sweeps assume too (rt_test's and most kernels' 1 ms).
+ASSUMED_PERIOD_S = DEFAULT_TICK_S
 #: :func:`detune` moves the period by at most this share of it.
 MAX_DETUNE = 0.01
 #: The evenness :func:`detune` asks of the phase bins' pulse counts.

@@ -43,7 +43,6 @@ def hunt_cmd(obj, target, preset, model_text, load, channel, freq, pilot, target
     """Hunt the worst latency over the phases of the target's own period."""
     from ..procedures.hunt import RigProbe, hunt
     from ..procedures.options import capture_settings
-    from ..rhythm import ASSUMED_PERIOD_S
     obj.use_target(target, None, None)
     settings = capture_settings(
         target=target, model=model_text, preset=preset, load=load, channels=channel,
@@ -54,10 +53,7 @@ def hunt_cmd(obj, target, preset, model_text, load, channel, freq, pilot, target
     say = (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
     with obj.rig() as rig, tempfile.TemporaryDirectory(prefix="rtrig-hunt-") as tmp:
         regs = settings.ticks(rig.tick_hz, rig.stim_step)
-        period = regs["rhythm"]["period_ticks"] if target_period is None else \
-            round(target_period * rig.tick_hz)
-        if target == "soc" and target_period is None:
-            period = round(ASSUMED_PERIOD_S * rig.tick_hz)
+        period = regs["rhythm"]["period_ticks"]     # given, the model's tick, the SoC's
         if not period:
             raise UsageError("the target has no period to hunt in (a model without its "
                              "tick)", hint="give --target-period, or a preset with a tick")
