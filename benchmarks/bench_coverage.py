@@ -29,7 +29,7 @@ import numpy as np
 from perfdoc import write_section
 
 N, TRIALS = 1000, 400
-HIGH = 100                     # stimulus high time, ticks (1 µs)
+HIGH = 100                     # stimulus high time, ticks (0.83 µs)
 REPORT_MD = Path(__file__).resolve().parents[1] / "docs" / "report.md"
 
 

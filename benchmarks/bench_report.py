@@ -29,7 +29,7 @@ from rtrig.capture import CaptureWriter, load
 from rtrig.host.integrations.export import export
 from rtrig.protocol import LATENCY_DTYPE, ChanFlags
 
-TICK_HZ = 100_000_000
+TICK_HZ = 120_000_000              # the default twin's tick (8.33 ns)
 REPORT_BUDGET_S = 5.0               # CPU seconds per 10^7 samples
 REPORT_BUDGET_BYTES = 5_000_000
 REPORT_BUDGET_RSS = 300_000_000     # bytes, whatever the sample count

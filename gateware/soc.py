@@ -11,7 +11,7 @@ array with mask CSR ``0xBC0``). Its Verilog is not converted by Amaranth: the
 :func:`vexriscv_verilog` next to the converted design.
 
 Everything here runs in one clock domain, ``sync`` inside the component; the rig
-renames it to ``soc`` (50 MHz beside the rig's 100 MHz).
+renames it to ``soc`` (50 MHz beside the rig's 30 MHz ``sync``).
 """
 
 from pathlib import Path

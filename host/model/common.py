@@ -20,6 +20,7 @@ import numpy as np
 from ...protocol import MODEL_PARAM_REGS
 
 __all__ = [
+    "TICK_HZ",
     "TICK_NS",
     "MASK32",
     "ModelParams",
@@ -31,14 +32,18 @@ __all__ = [
     "start_run",
 ]
 
-TICK_NS = 10
+#: The default twin's tick (the ULX3S rig: its 30 MHz clock sampled four times), in
+#: which the model's parameters are given where no rig's own tick is named.
+TICK_HZ = 120_000_000
+TICK_NS = 1e9 / TICK_HZ
 #: The model's registers and its jitter generator are 32 bits wide.
 MASK32 = 0xFFFF_FFFF
 
 
 @dataclass(frozen=True)
 class ModelParams:
-    """Run-time parameters of the model target, all durations in ticks (10 ns).
+    """Run-time parameters of the model target, all durations in ticks
+    (:data:`TICK_NS`, 8.33 ns, where no other rig's tick is named).
 
     A duration of 0 behaves as 1 (every phase lasts at least one tick), except
     ``isr_jitter`` (a range, 0 = no jitter) and ``tick_period`` (0 = no kernel tick).
@@ -69,7 +74,7 @@ class ModelParams:
     @classmethod
     def from_ns(cls, *, ns_per_tick=TICK_NS, **kwargs) -> ModelParams:
         """Build from durations in ns (``isr_entry_ns=…``), rounded to whole ticks of
-        ``ns_per_tick`` ns (the rig's tick: 10 ns on the default twin; a board's twin
+        ``ns_per_tick`` ns (the rig's tick: 8.33 ns on the default twin; a board's twin
         runs the model in its own ticks).
 
         Accepted names: ``isr_entry_ns``, ``isr_jitter_ns``, ``isr_service_ns``,

@@ -86,7 +86,7 @@ def _is_number(text):
 
 def model_params(preset, model_text, tick_hz=None, step=1):
     """Model parameters (ticks, ModelParams fields) from a preset and overrides, in
-    ticks of a rig of ``tick_hz`` (None: the default twin's 10 ns) whose model takes
+    ticks of a rig of ``tick_hz`` (None: the default twin's 8.33 ns) whose model takes
     its times in steps of ``step`` ticks: the model runs in its rig's ticks, so a
     duration is the same on every twin. A preset that the rig's model cannot make
     exactly is refused in one line (never rounded)."""

@@ -17,7 +17,7 @@ Both return a :class:`ModelResult` with one entry per stimulus pulse, identical 
 the truth records of the gateware for the same inputs, including the jitter drawn
 from the xorshift32 generator.
 
-All times are integer ticks of the rig clock (``TICK_NS`` = 10 ns). Stimulus edge
+All times are integer ticks of the rig clock (``TICK_NS`` = 8.33 ns on the default twin). Stimulus edge
 times count from cycle 0, the first cycle after the model's soft reset.
 
 The parameters, the result and the checks of a run's inputs, which both

@@ -43,6 +43,7 @@ from ..bounds import (
     max_exceedance,
     quantile_bounds,
 )
+from ..model.common import TICK_HZ
 from .reduction import CaptureReduction
 
 __all__ = ["compare_captures", "compare_scanned", "compare_samples", "Samples", "channel_samples",
@@ -74,8 +75,8 @@ class Samples:
     hist: dict | None = None          # binned: below, hist, overflow, offset, width, lo, hi
 
     @classmethod
-    def from_ticks(cls, latencies, missed=0, tick_hz=100e6):
-        """The samples of answered ``latencies`` (ticks) and ``missed`` pulses."""
+    def from_ticks(cls, latencies, missed=0, tick_hz=TICK_HZ):
+        """Answered ``latencies`` (ticks of ``tick_hz``) and ``missed`` pulses."""
         values, counts = np.unique(np.asarray(latencies, dtype=np.int64), return_counts=True)
         return cls(values, counts.astype(np.int64), int(counts.sum()) + int(missed),
                    int(missed), tick_hz)

@@ -98,8 +98,8 @@ class ECP5PLL(Elaboratable):
     buffer enabled by the lock signal, synchronised to CLKOP), so they start from
     their flip-flops' initial values and need no reset (define them with
     ``ClockDomain(reset_less=True)``). A reset reaches every flip-flop of its domain
-    through general routing; at 100 MHz on an 85F that route alone can exceed the
-    clock period.
+    through general routing; on an 85F that route alone can exceed a fast
+    clock's period.
     """
 
     def __init__(self, clk_pin, f_in, f_out, *, domain="sync", secondary=None, gated=()):

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """iCEBreaker (Lattice iCE40UP5K-SG48).
 
-The UP5K cannot close the rig at 100 MHz. Its inputs are sampled on both edges of a
+The UP5K closes the rig at 24 MHz. Its inputs are sampled on both edges of a
 48 MHz clock (DDR input registers in domain ``fast``), four samples per cycle of the
 24 MHz ``sync`` clock that runs the rest of the rig: a tick is 10.42 ns (``TICK_HZ`` =
 96 MHz), the stimulus moves in whole ``sync`` cycles (41.67 ns, ``STIM_STEP`` = 4).

@@ -20,6 +20,7 @@ from rtrig.capture import CaptureWriter
 from rtrig.host.history import History
 from rtrig.host.history.query import groups
 from rtrig.host.history.steps import steps
+from rtrig.host.model.common import TICK_HZ
 from rtrig.host.model.presets import preset
 from rtrig.host.model.reference import simulate_periodic
 from rtrig.host.report.compare import HIGHER, NONE
@@ -32,10 +33,10 @@ KERNELS = ["6.1"] * 3 + ["6.6"] * 3 + ["6.12"] * 4
 
 def _model_capture(path, params, pulses, start):
     r = simulate_periodic(params, PERIOD, pulses, start=start)
-    meta = {"format": "rtrig-capture", "tick_hz": 100_000_000, "simulation": True,
+    meta = {"format": "rtrig-capture", "tick_hz": TICK_HZ, "simulation": True,
             "rtrig_version": "test", "channels": ["isr", "app"], "load": False,
             "mode": "records", "target": {"kind": "model", "preset": "fast"},
-            "stimulus": {"freq_hz": 1e8 / PERIOD, "period_ticks": PERIOD,
+            "stimulus": {"freq_hz": TICK_HZ / PERIOD, "period_ticks": PERIOD,
                          "high_ticks": PERIOD // 2, "count": 0, "jitter_ticks": 0}}
     with CaptureWriter(path, meta) as w:
         for ch, (lat, missed) in enumerate(((r.isr_latency, r.isr_missed),
@@ -57,7 +58,7 @@ def model_history(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("trend")
     db = tmp / "h.sqlite"
     base = preset("fast")
-    slower = dataclasses.replace(base, isr_entry=base.isr_entry + 100)     # +1 µs
+    slower = dataclasses.replace(base, isr_entry=base.isr_entry + 120)     # +1 µs
     from rtrig.host.history import runs_of_file
     with History(db) as h:
         for i, kernel in enumerate(KERNELS):

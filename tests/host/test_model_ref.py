@@ -32,7 +32,8 @@ def test_from_ns_and_back():
                             app_wake_ns=7_700, app_service_ns=20_000, load_quantum_ns=31_000,
                             heartbeat_work_ns=10_000, tick_period_ns=1_000_000,
                             tick_service_ns=1_500, app=False, seed=7)
-    assert (p.isr_entry, p.isr_jitter, p.isr_service, p.tick_period) == (140, 230, 530, 100_000)
+    assert (p.isr_entry, p.isr_jitter, p.isr_service, p.tick_period) == (168, 276, 636, 120_000)
+    assert TICK_NS == pytest.approx(1e9 / 120e6)         # the default twin's 8.33 ns
     assert p.app is False and p.seed == 7
     assert ModelParams.from_ns(**p.to_ns()) == p
     with pytest.raises(TypeError):
@@ -152,7 +153,7 @@ def test_ce30_preset_tracks_the_paper():
     assert mf_app(p, pulses=500) == pytest.approx(28e3, rel=0.05)
     assert mf_app(p, pulses=500, load=True) == pytest.approx(15e3, rel=0.05)
     r = simulate(dataclasses.replace(p, isr_jitter=0), [1000])
-    assert r.isr_latency[0] == 140 and r.app_latency[0] == 1440   # 1.4 µs, 14.4 µs
+    assert r.isr_latency[0] == 168 and r.app_latency[0] == 1728   # 1.4 µs, 14.4 µs
 
 
 def test_model_parameters_are_the_register_map_s():

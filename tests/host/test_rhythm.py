@@ -25,7 +25,7 @@ from rtrig.host.rhythm import (
     train_times,
 )
 
-FAST = preset("fast")                       # a 100 µs tick (10000 model ticks)
+FAST = preset("fast")                       # a 100 µs tick (12000 model ticks)
 
 
 def test_a_locked_period_is_moved_by_the_fewest_steps_that_cover_the_phases():

@@ -12,6 +12,7 @@ import pytest
 import rtrig
 from rtrig.channels import is_interval, mf_key
 from rtrig.host.cli import main
+from rtrig.host.model.common import TICK_HZ as MODEL_TICK_HZ
 from rtrig.host.model.figures import mf_app, mf_isr, sf
 from rtrig.host.model.reference import ModelParams, simulate_periodic
 from rtrig.host.procedures import sweep as sweep_mod
@@ -111,7 +112,7 @@ def test_default_pulses_detects_one_percent():
     n = default_pulses(0.01)
     assert n >= 1 / 0.01 and n <= sweep_steps._FIFO_RECORDS
     p = ModelParams(isr_entry=100, isr_service=200, app=False)
-    assert mf_isr(p, pulses=n) <= 1e8 / 299 * 1.01
+    assert mf_isr(p, pulses=n) <= MODEL_TICK_HZ / 299 * 1.01
 
 
 @pytest.mark.parametrize("args, text", [
@@ -208,9 +209,9 @@ def in_ticks(p):
 
 
 def cycles_hz(hz):
-    """A figure of :mod:`rtrig.host.model.figures` (which counts periods in 10 ns
-    ticks) for a model whose ticks are the twin's clock cycles."""
-    return hz * CLK_HZ / 1e8
+    """A figure of :mod:`rtrig.host.model.figures` (which counts periods in ticks of
+    ``MODEL_TICK_HZ``) for a model whose ticks are the twin's clock cycles."""
+    return hz * CLK_HZ / MODEL_TICK_HZ
 
 
 @pytest.fixture(scope="module")
