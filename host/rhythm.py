@@ -34,7 +34,6 @@ else the nearest period, a few stimulus steps away, whose pulses do.
 """
 
 import numpy as np
-from scipy import stats
 
 from ..gateware.stimulus_generator import lfsr32_next
 from ..records import LATENCY_DTYPE
@@ -159,6 +158,7 @@ def dependence(phases, latency, bins):
     groups = [g for g in groups if len(g) >= 2]
     if len(groups) < 2 or np.all(y == y[0]):
         return None
+    from scipy import stats  # ~0.9 s to import: kept off the CLI's start-up
     return float(stats.kruskal(*groups).pvalue)
 
 
@@ -205,6 +205,7 @@ def estimate_period(times, latency, lo, hi, bins=16):
     lo = max(lo, 2 * span / (n - 1))
     if not (span > 0 and hi > lo > 0):
         return None
+    from scipy import stats  # ~0.9 s to import: kept off the CLI's start-up
     r = stats.rankdata(y)
     # Periods 1/P on a grid even in frequency: a fold of the capture drifts by at most
     # half a bin between neighbours.

@@ -161,3 +161,31 @@ def test_a_stop_lost_on_its_way_still_ends_the_capture(tmp_path):
         assert rig.link.read1(Reg.SCRATCH) is not None     # the link answers after it
     cap = rtrig.load(tmp_path / "c.rtrig")
     assert cap.final["status"] == "interrupted" and 0 < len(cap.channel("isr")) < 1_000_000
+
+
+#: Starts the command as ``rtrig`` does, with one module of its start-up failing as a
+#: compiled module does when SIGINT strikes its initialisation (scipy's, in a CI run):
+#: an ImportError whose cause is the KeyboardInterrupt.
+_FAILING_IMPORT = """
+import sys
+class Fail:
+    def find_spec(self, name, path=None, target=None):
+        if name == "click":
+            cause = KeyboardInterrupt() if sys.argv[1] == "interrupted" else None
+            raise ImportError("initialization failed") from cause
+sys.meta_path.insert(0, Fail())
+from rtrig.host.cli import main
+"""
+
+
+@pytest.mark.parametrize("how", ["interrupted", "broken"])
+def test_an_import_interrupted_by_sigint_ends_as_the_interrupt(how):
+    p = subprocess.run([sys.executable, "-c", _FAILING_IMPORT, how], capture_output=True,
+                       text=True, timeout=60)
+    if how == "interrupted":
+        # as Python's own handling before rtrig's code runs: killed by SIGINT
+        assert p.returncode == -signal.SIGINT, (p.returncode, p.stderr)
+        assert "ImportError" not in p.stderr and "KeyboardInterrupt" in p.stderr, p.stderr
+    else:
+        # a module that is truly broken is still its ImportError
+        assert p.returncode == 1 and "ImportError: initialization failed" in p.stderr, p.stderr
