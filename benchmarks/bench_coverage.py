@@ -29,7 +29,7 @@ import numpy as np
 from perfdoc import write_section
 
 N, TRIALS = 1000, 400
-HIGH = 100                     # stimulus high time, ticks (0.83 µs)
+HIGH = 120                     # stimulus high time, ticks (1 µs at 8.33 ns)
 REPORT_MD = Path(__file__).resolve().parents[1] / "docs" / "report.md"
 
 
@@ -37,11 +37,11 @@ def _configs():
     from rtrig.host.model.presets import preset
     fast = preset("fast")                      # 100 µs kernel tick, 1 µs ISR jitter
     return [
-        ("fast preset, 30.01 µs period (not locked to the tick)", fast, 3001, 0),
-        ("fast preset, 25 µs period (4 pulses per tick: locked)", fast, 2500, 0),
-        ("the same, stimulus jitter 20 µs", fast, 2500, 2000),
+        ("fast preset, 30.01 µs period (not locked to the tick)", fast, 3601, 0),
+        ("fast preset, 25 µs period (4 pulses per tick: locked)", fast, 3000, 0),
+        ("the same, stimulus jitter 20 µs", fast, 3000, 2400),
         ("fast preset without the tick, 25 µs period", dataclasses.replace(
-            fast, tick_period=0), 2500, 0),
+            fast, tick_period=0), 3000, 0),
     ]
 
 
