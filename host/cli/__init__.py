@@ -8,23 +8,6 @@ package; :mod:`.main` is the group that lists them and the entry point.
 """
 
 
-def _interrupted(exc):
-    """Was ``exc`` raised because a signal's KeyboardInterrupt struck inside it?"""
-    while exc is not None:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-try:
-    from .main import INTERRUPTED, cli, main
-except ImportError as e:
-    # A SIGINT while a compiled module initialises comes out as its ImportError
-    # ("initialization failed"); it is the interrupt, and ends the command as one
-    # before rtrig's own handling has started would (nothing has been recorded).
-    if _interrupted(e):
-        raise KeyboardInterrupt from None
-    raise
+from .entry import INTERRUPTED, cli, main
 
 __all__ = ["cli", "main", "INTERRUPTED"]
